@@ -1,0 +1,5 @@
+import sys
+
+from kernlens.cli import main
+
+sys.exit(main())

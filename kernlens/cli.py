@@ -1,0 +1,70 @@
+"""``kernlens`` command: a thin front end over the packages.
+
+Each subcommand lives beside what it drives and exposes ``register(subparsers)``, which adds its
+parser and sets ``func`` to a callable taking the parsed namespace and returning an exit code.
+Errors from kernlens (``isa.errors.KernlensError``) become ``file:line:col: error: ...`` messages
+and exit code 2 here, and only here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# subcommand -> module that implements ``register(subparsers)``
+SUBCOMMANDS = {
+    "fmt": "isa.cli",
+    "analyze": "analyzer.cli",
+    "run": "sim.cli",
+    "generate": "isa.generate.cli",
+    "inspect": "tui.cli",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # usage errors exit 2 with a clear line
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="kernlens", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name, module in SUBCOMMANDS.items():
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name and (exc.name == module or module.startswith(exc.name + ".")):
+                continue  # subcommand not built yet
+            raise
+        register = getattr(mod, "register_" + name, None) or getattr(mod, "register")
+        register(sub)
+    return parser
+
+
+def run_guarded(func, args) -> int:
+    """Call ``func(args)``; turn kernlens errors into messages and exit code 2."""
+    from isa.errors import KernlensError
+
+    try:
+        return int(func(args) or 0)
+    except KernlensError as exc:
+        sys.stderr.write(exc.render() + "\n")
+        return 2
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return run_guarded(args.func, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

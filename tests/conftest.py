@@ -1,0 +1,46 @@
+"""Shared fixtures: where the project's examples and the (optional) shared corpus live."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+SHARED = ROOT.parent / "shared"
+CORPUS = SHARED / "corpus"
+
+
+def corpus_or_skip() -> Path:
+    if not (CORPUS / "manifest.json").exists():
+        pytest.skip("../shared/corpus is not present (it ships with the team checkout, not with a clone)")
+    return CORPUS
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    return corpus_or_skip()
+
+
+@pytest.fixture(scope="session")
+def manifest(corpus) -> dict:
+    return json.loads((corpus / "manifest.json").read_text())
+
+
+def corpus_ptx_files() -> list[Path]:
+    return sorted((CORPUS / "ptx").glob("*.ptx")) if CORPUS.exists() else []
+
+
+def tool_or_skip(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        pytest.skip(f"{name} is not on PATH")
+    return path
+
+
+@pytest.fixture(scope="session")
+def examples() -> Path:
+    return EXAMPLES
