@@ -1,0 +1,89 @@
+"""Front ends and the ISA-neutral IR.
+
+``isa.load(path_or_text)`` reads a PTX or Ascend-like assembly file (or text) into an
+:class:`isa.ir.Module`; ``Module.emit()`` writes it back out.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .errors import InputError, KernlensError, ParseError, SemanticError, Span
+from .ir import Function, Instruction, Module
+
+__all__ = ["load", "loads", "Module", "Function", "Instruction", "KernlensError", "ParseError",
+           "SemanticError", "InputError", "Span", "detect_isa"]
+
+_ASCEND_SUFFIXES = (".asm", ".s", ".cce", ".dav")
+
+
+def detect_isa(text: str, path: str | None = None) -> str:
+    """``ptx`` or ``ascend``: by suffix, else by the first directive in the text."""
+    if path:
+        suffix = Path(path).suffix.lower()
+        if suffix == ".ptx":
+            return "ptx"
+        if suffix in _ASCEND_SUFFIXES:
+            return "ascend"
+    for line in text.splitlines()[:200]:
+        s = line.strip()
+        if not s or s.startswith(("//", "#", ";")):
+            continue
+        if s.startswith((".version", ".target")):
+            return "ptx"
+        if s.startswith((".kernel", ".arch", ".core", ".isa ascend")):
+            return "ascend"
+    return "ptx"
+
+
+def read_text(path: str | Path) -> str:
+    """Read a source file as text, or raise :class:`InputError` for binary or unreadable files."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"no such file: {p}", Span(str(p))) from None
+    except IsADirectoryError:
+        raise InputError(f"is a directory, not a file: {p}", Span(str(p))) from None
+    except OSError as exc:
+        raise InputError(f"cannot read {p}: {exc.strerror}", Span(str(p))) from None
+    if b"\x00" in data[:1 << 20]:
+        raise InputError(f"not a text file (binary data): {p}", Span(str(p)))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # PTX is ASCII; say where the first bad byte is.
+        line = data[: exc.start].count(b"\n") + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InputError(f"not a text file: byte 0x{data[exc.start]:02x} is not UTF-8", Span(str(p), line, col)) from None
+
+
+def loads(text: str, file: str = "<text>", *, isa: str | None = None, lenient: bool = False,
+          diagnostics: list | None = None) -> Module:
+    """Parse assembly ``text``."""
+    isa = isa or detect_isa(text, file if file != "<text>" else None)
+    if isa == "ascend":
+        from .ascend.parser import parse as parse_ascend
+
+        return parse_ascend(text, file)
+    from .ptx.parser import parse
+
+    return parse(text, file, lenient=lenient, diagnostics=diagnostics)
+
+
+def _looks_like_text(s: str) -> bool:
+    head = s.lstrip()
+    return "\n" in s or head.startswith((".version", ".target", ".kernel", ".core", "//", "{"))
+
+
+def load(path_or_text: str | Path, *, isa: str | None = None, lenient: bool = False,
+         diagnostics: list | None = None) -> Module:
+    """Read a Module from a file path, or from assembly text when given text.
+
+    Text is recognised by containing a newline or a directive; anything else is a path.
+    """
+    if isinstance(path_or_text, Path) or not _looks_like_text(path_or_text):
+        path = str(path_or_text)
+        text = read_text(path)
+        return loads(text, path, isa=isa or detect_isa(text, path), lenient=lenient, diagnostics=diagnostics)
+    return loads(path_or_text, isa=isa, lenient=lenient, diagnostics=diagnostics)

@@ -1,0 +1,716 @@
+"""PTX text -> :class:`isa.ir.Module`.
+
+The Lark grammar (``grammar.lark``) is LALR(1) with the contextual lexer; the transformer below
+runs inline while parsing, so no parse tree is ever built. A second pass (:class:`_Resolver`)
+assigns lexical scopes, attaches ``.loc`` lines to instructions, tells registers from symbols
+(``low`` in ``{.reg .f16 low,high; ...}`` is a register, ``global_smem`` is a symbol), and checks
+opcodes, targets and register declarations.
+
+    >>> m = parse('''.version 9.0
+    ... .target sm_90
+    ... .address_size 64
+    ... .visible .entry k(.param .u64 p) { .reg .b32 %r<2>; mov.u32 %r1, %tid.x; ret; }''')
+    >>> m.kernels[0].instructions[0].full_opcode
+    'mov.u32'
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import replace
+import threading
+from pathlib import Path
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from .. import ir
+from ..errors import Diagnostic, KernlensError, ParseError, SemanticError, Span
+
+GRAMMAR = Path(__file__).with_name("grammar.lark")
+
+SPECIAL_REGISTERS = frozenset(
+    """%tid %ntid %ctaid %nctaid %laneid %warpid %nwarpid %smid %nsmid %gridid %clock %clock_hi
+    %clock64 %globaltimer %globaltimer_lo %globaltimer_hi %lanemask_eq %lanemask_le %lanemask_lt
+    %lanemask_ge %lanemask_gt %clusterid %nclusterid %cluster_ctaid %cluster_nctaid %cluster_ctarank
+    %cluster_nctarank %is_explicit_cluster %dynamic_smem_size %total_smem_size %aggr_smem_size
+    %reserved_smem_offset_begin %reserved_smem_offset_end %reserved_smem_offset_cap
+    %reserved_smem_offset_0 %reserved_smem_offset_1 %current_graph_exec %pm0 %pm1 %pm2 %pm3 %pm4
+    %pm5 %pm6 %pm7 %pm0_64 %pm1_64 %pm2_64 %pm3_64 %pm4_64 %pm5_64 %pm6_64 %pm7_64""".split()
+) | frozenset(f"%envreg{i}" for i in range(32))
+
+_TARGET_RE = re.compile(r"^(sm|compute)_\d+[af]?$")
+TARGET_OPTIONS = frozenset({"texmode_unified", "texmode_independent", "debug", "map_f64_to_f32"})
+
+# Friendly names for grammar terminals in "expected" lists.
+_TERMINAL_NAMES = {
+    "NAME": "a name", "INT": "an integer", "FLOAT": "a number", "F32HEX": "0f hex float",
+    "F64HEX": "0d hex float", "STRING": "a string", "MODIFIER": "'.modifier'", "DOTNAME": "'.type'",
+    "COMPONENT": "'.x'", "VERSION_NUMBER": "a version (9.0)", "PERF_NAME": "a tuning directive",
+    "$END": "end of file", "UNIFIED": "'.unified'",
+}
+
+
+def _pos(tok: Token, file: str) -> ir.Span:
+    end_col = getattr(tok, "end_column", None) or (tok.column + len(tok))
+    return Span(file, tok.line, tok.column, getattr(tok, "end_line", tok.line) or tok.line, end_col)
+
+
+def _int(text: str) -> int:
+    t = text.rstrip("U")
+    if t[:2] in ("0x", "0X"):
+        return int(t[2:], 16)
+    if t[:2] in ("0b", "0B"):
+        return int(t[2:], 2)
+    if len(t) > 1 and t[0] == "0":
+        return int(t, 8)
+    return int(t)
+
+
+def _f32(text: str) -> float:
+    return struct.unpack("<f", struct.pack("<I", int(text[2:], 16)))[0]
+
+
+def _f64(text: str) -> float:
+    return struct.unpack("<d", struct.pack("<Q", int(text[2:], 16)))[0]
+
+
+class _Param:
+    """A parsed attribute of a declaration before it is folded into a Variable."""
+
+    __slots__ = ("kind", "value")
+
+    def __init__(self, kind: str, value):
+        self.kind = kind
+        self.value = value
+
+
+class _Dims(tuple):
+    """Array dimensions of a declaration (kept apart from initialiser tuples)."""
+
+
+class _Builder(Transformer):
+    """Builds IR nodes while Lark parses (inline transformer: no tree)."""
+
+    def __init__(self, file: str):
+        super().__init__()
+        self.file = file
+        self.scope_counter = 0
+
+    def span(self, tok: Token) -> Span:
+        return _pos(tok, self.file)
+
+    # ---- header
+    def start(self, c):
+        header, *items = c
+        return header, items
+
+    def header(self, c):
+        version, targets, *rest = c
+        return version, targets, (rest[0] if rest else None)
+
+    def version(self, c):
+        return str(c[0])
+
+    def target(self, c):
+        return list(c)
+
+    def target_name(self, c):
+        return c[0]
+
+    def address_size(self, c):
+        return _int(c[0])
+
+    # ---- variables
+    def linkage(self, c):
+        return str(c[0])[1:]
+
+    def space(self, c):
+        return c[0]
+
+    def align_attr(self, c):
+        return _Param("align", _int(c[0]))
+
+    def type_attr(self, c):
+        return _Param("type", c[0])
+
+    def ptr_attr(self, c):
+        return _Param("ptr", True)
+
+    def var_name(self, c):
+        return c[0]
+
+    def dims(self, c):
+        return _Dims(c)
+
+    def dim(self, c):
+        return _int(c[0]) if c and c[0] is not None else None
+
+    def initializer(self, c):
+        return c[0]
+
+    def init_list(self, c):
+        return tuple(x for x in c if x is not None)
+
+    def _variable(self, space_tok: Token, attrs, name: Token, dims=(), init=None, linkage=()):
+        return _make_variable(self, str(space_tok)[1:], attrs, name, dims, init, linkage, self.span(space_tok))
+
+    def var_decl(self, c):
+        space_tok = c[0]
+        attrs = [x for x in c[1:] if isinstance(x, _Param)]
+        rest = [x for x in c[1:] if not isinstance(x, _Param)]
+        name = rest[0]
+        dims = ()
+        init = None
+        for x in rest[1:]:
+            if isinstance(x, _Dims):
+                dims = x
+            else:
+                init = x
+        return self._variable(space_tok, attrs, name, dims, init)
+
+    def local_var(self, c):
+        return c[0]
+
+    def module_var(self, c):
+        *links, var = c
+        return replace(var, linkage=tuple(links))
+
+    # ---- functions
+    def param_group(self, c):
+        return tuple(x for x in c if x is not None)
+
+    def param(self, c):
+        attrs = [x for x in c if isinstance(x, _Param)]
+        toks = [x for x in c if isinstance(x, Token)]
+        dims = next((x for x in c if isinstance(x, _Dims)), ())
+        name = toks[-1]
+        return _make_variable(self, "param", attrs, name, dims, None, (), self.span(name))
+
+    def entry_head(self, c):
+        name = c[0]
+        params = c[1] if len(c) > 1 and c[1] is not None else ()
+        return ("entry", name, params, (), ())
+
+    def func_head(self, c):
+        groups = [x for x in c if isinstance(x, tuple)]
+        name = next(x for x in c if isinstance(x, Token))
+        attrs = tuple(x for x in c if isinstance(x, str) and not isinstance(x, Token))
+        name_idx = c.index(name)
+        rets = c[name_idx - 1] if name_idx > 0 and isinstance(c[name_idx - 1], tuple) else ()
+        params = c[name_idx + 1] if name_idx + 1 < len(c) and isinstance(c[name_idx + 1], tuple) else ()
+        del groups
+        return ("func", name, params, rets, attrs)
+
+    def noreturn(self, c):
+        return "noreturn"
+
+    def abi_preserve(self, c):
+        return f"abi_preserve {_int(c[0])}"
+
+    def abi_preserve_control(self, c):
+        return f"abi_preserve_control {_int(c[0])}"
+
+    def perf_directive(self, c):
+        if isinstance(c[0], ir.Pragma):
+            return c[0]
+        return (str(c[0])[1:], tuple(_int(x) for x in c[1:] if x is not None))
+
+    def body(self, c):
+        return ("body", tuple(c))
+
+    def function(self, c):
+        links = [x for x in c if isinstance(x, str) and not isinstance(x, Token)]
+        head = next(x for x in c if isinstance(x, tuple) and x and x[0] in ("entry", "func"))
+        kind, name, params, rets, attrs = head
+        directives = []
+        body = None
+        for x in c:
+            if isinstance(x, tuple) and x and x[0] == "body":
+                body = x[1]
+            elif isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) and x is not head:
+                directives.append(x)
+            elif isinstance(x, ir.Pragma):
+                directives.append(("pragma", (x.text,)))
+        return ir.Function(
+            name=str(name), is_kernel=(kind == "entry"), params=tuple(params), returns=tuple(rets),
+            body=body, linkage=tuple(links), directives=tuple(directives), attributes=attrs,
+            span=self.span(name),
+        )
+
+    # ---- statements
+    def scope(self, c):
+        self.scope_counter += 1
+        return ir.Scope(body=tuple(c), id=self.scope_counter)
+
+    def label(self, c):
+        return ir.Label(str(c[0]), span=self.span(c[0]))
+
+    def reg_plain(self, c):
+        return (str(c[0]), None, c[0])
+
+    def reg_range(self, c):
+        return (str(c[0]), _int(c[1]), c[0])
+
+    def reg_decl(self, c):
+        types = [str(x)[1:] for x in c if isinstance(x, Token)]
+        items = [x for x in c if isinstance(x, tuple)]
+        vector = next((t for t in types if t in ("v2", "v4", "v8")), None)
+        typ = next((t for t in types if t not in ("v2", "v4", "v8")), "b32")
+        first_tok = items[0][2]
+        if len(items) == 1 and items[0][1] is not None:
+            return ir.RegisterDecl(typ, (items[0][0],), count=items[0][1], vector=vector, span=self.span(first_tok))
+        if any(i[1] is not None for i in items):
+            # mixed list such as `.reg .b32 %r<4>, %x;` is split into several declarations
+            decls = []
+            for n, cnt, tok in items:
+                decls.append(ir.RegisterDecl(typ, (n,), count=cnt, vector=vector, span=self.span(tok)))
+            return ir.Scope(body=tuple(decls), id=-1)  # flattened by the resolver
+        return ir.RegisterDecl(typ, tuple(i[0] for i in items), vector=vector, span=self.span(first_tok))
+
+    def loc(self, c):
+        file, line, col = (_int(x) for x in c[:3])
+        fname = None
+        inlined = None
+        for extra in c[3:]:
+            if extra[0] == "function":
+                fname = extra[1]
+            else:
+                inlined = extra[1]
+        return ir.Loc(ir.SourceLoc(file, line, col, fname, inlined), span=self.span(c[0]))
+
+    def loc_function(self, c):
+        return ("function", c[0])
+
+    def loc_inlined(self, c):
+        return ("inlined", tuple(_int(x) for x in c))
+
+    def loc_target(self, c):
+        return str(c[0]) if len(c) == 1 or c[1] is None else f"{c[0]}+{c[1]}"
+
+    def pragma(self, c):
+        return ir.Pragma(", ".join(str(x) for x in c), span=self.span(c[0]))
+
+    def callprototype(self, c):
+        name = c[0]
+        rest = " ".join(_render_group(x) if isinstance(x, tuple) else str(x) for x in c[1:])
+        return ir.Directive("callprototype", f"{name}: {rest}", span=self.span(name))
+
+    def targets_directive(self, c):
+        name = c[0]
+        return ir.Directive("calltargets", f"{name}: " + ", ".join(str(x) for x in c[1:]), span=self.span(name))
+
+    # ---- instructions
+    def guard_pos(self, c):
+        return ir.Guard(str(c[0]), False, span=self.span(c[0]))
+
+    def guard_neg(self, c):
+        return ir.Guard(str(c[0]), True, span=self.span(c[0]))
+
+    def opcode(self, c):
+        return c[0], tuple(str(m)[1:] for m in c[1:])
+
+    def operands(self, c):
+        return tuple(c)
+
+    def instruction(self, c):
+        guard = c[0] if isinstance(c[0], ir.Guard) else None
+        rest = c[1:] if guard else c
+        (name_tok, mods) = rest[0]
+        ops = rest[1] if len(rest) > 1 and rest[1] is not None else ()
+        start = guard.span if guard else self.span(name_tok)
+        return ir.Instruction(str(name_tok), mods, ops, guard, span=Span(self.file, start.line, start.col,
+                                                                          name_tok.line, name_tok.column + len(name_tok)))
+
+    def name(self, c):
+        t = c[0]
+        s = str(t)
+        if s.startswith("%"):
+            return ir.Register(s, span=self.span(t))
+        return ir.Symbol(s, span=self.span(t))
+
+    def name_component(self, c):
+        t = c[0]
+        return ir.Register(str(t), str(c[1])[1:], span=self.span(t))
+
+    def sink(self, c):
+        return ir.Sink()
+
+    def pair(self, c):
+        return ir.Pair(c[0], c[1])
+
+    def negated(self, c):
+        return ir.Negated(c[0])
+
+    def operand_list(self, c):
+        return ir.OperandList(tuple(x for x in c if x is not None))
+
+    def vector(self, c):
+        return ir.Vector(tuple(x for x in c if x is not None))
+
+    def addr_base(self, c):
+        s = str(c[0])
+        return ir.Register(s, span=self.span(c[0])) if s.startswith("%") else ir.Symbol(s, span=self.span(c[0]))
+
+    def addr_offset(self, c):
+        return c[0].value
+
+    def neg_offset(self, c):
+        return -_int(c[0])
+
+    def bare_offset(self, c):
+        return ("bare", c[0].value)
+
+    def address(self, c):
+        base = None
+        offset = 0
+        suffix = None
+        for x in c:
+            if isinstance(x, (ir.Register, ir.Symbol)):
+                base = x
+            elif isinstance(x, tuple):
+                offset = x[1]
+            elif isinstance(x, Token):
+                suffix = str(x)[1:]
+            elif isinstance(x, int):
+                offset = x
+        return ir.Address(base, offset, suffix=suffix)
+
+    def pos_int(self, c):
+        return ir.Immediate(_int(c[0]), "int", str(c[0]), span=self.span(c[0]))
+
+    def neg_int(self, c):
+        return ir.Immediate(-_int(c[0]), "int", "-" + str(c[0]), span=self.span(c[0]))
+
+    def immediate(self, c):
+        return c[0]
+
+    def f32_imm(self, c):
+        return ir.Immediate(_f32(c[0]), "f32", str(c[0]), span=self.span(c[0]))
+
+    def f64_imm(self, c):
+        return ir.Immediate(_f64(c[0]), "f64", str(c[0]), span=self.span(c[0]))
+
+    def float_imm(self, c):
+        return ir.Immediate(float(c[0]), "float", str(c[0]), span=self.span(c[0]))
+
+    def neg_float_imm(self, c):
+        return ir.Immediate(-float(c[0]), "float", "-" + str(c[0]), span=self.span(c[0]))
+
+    # ---- constant expressions
+    def c_int(self, c):
+        return ir.Immediate(_int(c[0]), "int", str(c[0]))
+
+    def c_neg_int(self, c):
+        return ir.Immediate(-_int(c[0]), "int", "-" + str(c[0]))
+
+    def c_f32(self, c):
+        return ir.Immediate(_f32(c[0]), "f32", str(c[0]))
+
+    def c_f64(self, c):
+        return ir.Immediate(_f64(c[0]), "f64", str(c[0]))
+
+    def c_float(self, c):
+        return ir.Immediate(float(c[0]), "float", str(c[0]))
+
+    def c_neg_float(self, c):
+        return ir.Immediate(-float(c[0]), "float", "-" + str(c[0]))
+
+    def c_name(self, c):
+        return ir.Expression(str(c[0]))
+
+    def c_call(self, c):
+        return ir.Expression(f"{c[0]}({_expr_text(c[1])})")
+
+    def c_mask(self, c):
+        return ir.Expression(f"{c[0]}({_expr_text(c[1])})")
+
+    def c_paren(self, c):
+        return ir.Expression(f"({_expr_text(c[0])})")
+
+    def expr_add(self, c):
+        return ir.Expression(f"{_expr_text(c[0])}+{_expr_text(c[1])}")
+
+    def expr_sub(self, c):
+        return ir.Expression(f"{_expr_text(c[0])}-{_expr_text(c[1])}")
+
+    # ---- debug information
+    def file_entry(self, c):
+        idx, name, *rest = c
+        ts = _int(rest[0]) if len(rest) > 0 and rest[0] is not None else None
+        size = _int(rest[1]) if len(rest) > 1 and rest[1] is not None else None
+        return ir.FileEntry(_int(idx), _unquote(name), ts, size, span=self.span(idx))
+
+    def section_label(self, c):
+        return ir.SectionEntry("label", label=str(c[0]))
+
+    def section_data(self, c):
+        return ir.SectionEntry("data", type=str(c[0])[1:], values=tuple(c[1:]))
+
+    def section(self, c):
+        return ir.Section(str(c[0]), tuple(c[1:]), span=self.span(c[0]))
+
+
+def _unquote(tok: str) -> str:
+    s = str(tok)[1:-1]
+    return s.replace('\\"', '"').replace("\\\\", "\\")
+
+
+def _expr_text(x) -> str:
+    if isinstance(x, ir.Immediate):
+        return x.spelled()
+    return x.text
+
+
+def _render_group(params: tuple) -> str:
+    from ..emit import emit_param
+
+    return "(" + ", ".join(emit_param(p) for p in params) + ")"
+
+
+def _make_variable(b: _Builder, space: str, attrs, name: Token, dims, init, linkage, span: Span) -> ir.Variable:
+    align = None
+    typ = None
+    vector = None
+    ptr = False
+    ptr_space = None
+    ptr_align = None
+    seen_ptr = False
+    for a in attrs:
+        if a.kind == "ptr":
+            ptr = seen_ptr = True
+        elif a.kind == "align":
+            if seen_ptr:
+                ptr_align = a.value
+            else:
+                align = a.value
+        else:
+            word = str(a.value)[1:]
+            if word in ("v2", "v4", "v8"):
+                vector = word
+            elif seen_ptr and word in ("global", "shared", "const", "local", "shared::cta", "shared::cluster"):
+                ptr_space = word
+            else:
+                from ..types import is_type
+
+                if not is_type(word):
+                    raise SemanticError(f"unknown type '.{word}' in declaration of '{name}'",
+                                        _pos(a.value, b.file))
+                typ = word
+    if typ is None:
+        raise SemanticError(f"declaration of '{name}' has no type", span)
+    return ir.Variable(space=space, type=typ, name=str(name), dims=tuple(dims or ()), align=align, vector=vector,
+                       linkage=tuple(linkage), initializer=init, ptr_space=ptr_space, ptr_align=ptr_align, ptr=ptr,
+                       span=_pos(name, b.file))
+
+
+_LOCK = threading.Lock()
+_LARK: list[Lark] = []
+
+
+def _lark() -> Lark:
+    """The shared LALR parser; its inline transformer is re-targeted for each parse under a lock."""
+    if not _LARK:
+        _LARK.append(Lark(GRAMMAR.read_text(), parser="lalr", lexer="contextual", maybe_placeholders=True,
+                          transformer=_Builder("<text>")))
+    return _LARK[0]
+
+
+def _describe_expected(lark: Lark, names) -> list[str]:
+    out = []
+    for n in sorted(set(names or ())):
+        if n in _TERMINAL_NAMES:
+            out.append(_TERMINAL_NAMES[n])
+            continue
+        try:
+            term = lark.get_terminal(n)
+            pat = term.pattern
+            out.append(f"'{pat.value}'" if pat.type == "str" else n.lower())
+        except Exception:  # noqa: BLE001 - any unknown terminal name is shown raw
+            out.append(n)
+    return sorted(set(out))
+
+
+def parse(text: str, file: str = "<text>", *, lenient: bool = False, diagnostics: list | None = None) -> ir.Module:
+    """Parse PTX ``text``; ``file`` names it in spans and errors.
+
+    With ``lenient``, unknown opcodes and modifiers become warnings appended to ``diagnostics``
+    instead of errors.
+    """
+    if not text.strip():
+        raise ParseError("empty file: expected '.version'", Span(file, 1, 1), source_line="")
+    with _LOCK:
+        lark = _lark()
+        builder = lark.options.transformer
+        builder.file = file
+        builder.scope_counter = 0
+        try:
+            header, items = lark.parse(text)
+            failure = None
+        except UnexpectedInput as exc:
+            failure = _syntax_error(exc, text, file, lark)
+        except VisitError as exc:
+            if not isinstance(exc.orig_exc, KernlensError):
+                raise
+            failure = exc.orig_exc
+        except KernlensError as exc:
+            failure = exc
+        except RecursionError:
+            failure = ParseError("input nests too deeply to parse", Span(file, 1, 1))
+    if failure is not None:
+        if failure.span and failure.source_line is None:
+            failure.source_line = _line(text, failure.span.line)
+        raise failure
+    version, targets, address_size = header
+    for t in targets:
+        if not (_TARGET_RE.match(str(t)) or str(t) in TARGET_OPTIONS):
+            raise SemanticError(f"unknown .target '{t}'", _pos(t, file), source_line=_line(text, t.line),
+                                expected=["sm_80", "sm_90", "sm_90a", "compute_90", "debug"])
+    module = ir.Module(isa="ptx", version=version, targets=tuple(str(t) for t in targets),
+                       address_size=address_size, items=tuple(items), path=file, source=text)
+    return _Resolver(module, text, lenient, diagnostics).run()
+
+
+def _line(text: str, line: int) -> str:
+    # Find line `line` without splitting a 50 MB file.
+    start = 0
+    for _ in range(line - 1):
+        start = text.find("\n", start) + 1
+        if start == 0:
+            return ""
+    end = text.find("\n", start)
+    return text[start:] if end < 0 else text[start:end]
+
+
+def _syntax_error(exc: UnexpectedInput, text: str, file: str, lark: Lark) -> ParseError:
+    line = getattr(exc, "line", None) or 0
+    col = getattr(exc, "column", None) or 0
+    if isinstance(exc, UnexpectedEOF) or line in (None, -1) or line <= 0:
+        lines = text.rstrip().splitlines() or [""]
+        line = len(lines)
+        col = len(lines[-1]) + 1
+        expected = _describe_expected(lark, getattr(exc, "expected", ()))
+        return ParseError("unexpected end of file (is the file truncated?)", Span(file, line, col),
+                          expected=expected, source_line=lines[-1])
+    if isinstance(exc, UnexpectedToken):
+        tok = exc.token
+        if tok.type == "$END":
+            lines = text.rstrip().splitlines() or [""]
+            return ParseError("unexpected end of file (is the file truncated?)",
+                              Span(file, len(lines), len(lines[-1]) + 1),
+                              expected=_describe_expected(lark, exc.expected), source_line=lines[-1])
+        msg = f"unexpected '{tok}'"
+        expected = _describe_expected(lark, exc.expected)
+        return ParseError(msg, Span(file, line, col, line, col + max(1, len(str(tok)))), expected=expected,
+                          source_line=_line(text, line))
+    if isinstance(exc, UnexpectedCharacters):
+        ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
+        expected = _describe_expected(lark, exc.allowed)
+        return ParseError(f"unexpected character {ch!r}", Span(file, line, col), expected=expected,
+                          source_line=_line(text, line))
+    return ParseError(str(exc).splitlines()[0], Span(file, line, col), source_line=_line(text, line))
+
+
+class _Resolver:
+    """Second pass: scopes, ``.loc`` attachment, registers vs symbols, opcode and declaration checks."""
+
+    def __init__(self, module: ir.Module, text: str, lenient: bool, diagnostics: list | None):
+        self.module = module
+        self.text = text
+        self.lenient = lenient
+        self.diagnostics = diagnostics if diagnostics is not None else []
+        try:
+            from .opcodes import validate
+        except ImportError:  # opcode table not built yet
+            validate = None
+        self.validate = validate
+
+    def run(self) -> ir.Module:
+        items = tuple(self.function(i) if isinstance(i, ir.Function) and i.body is not None else i
+                      for i in self.module.items)
+        return replace(self.module, items=items)
+
+    def error(self, cls, message: str, span: Span, **kw):
+        return cls(message, span, source_line=_line(self.text, span.line) if span.line else None, **kw)
+
+    def function(self, fn: ir.Function) -> ir.Function:
+        self.loc = None
+        self.next_id = 0
+        known = {p.name for p in fn.params} | {p.name for p in fn.returns}
+        del known
+        body = self.body(fn.body, 0, [set()])
+        return replace(fn, body=body)
+
+    def body(self, stmts, sid: int, scopes: list[set[str]]):
+        out = []
+        local = scopes[-1]
+        # declarations are visible from anywhere in their scope (PTX allows use before declaration
+        # in straight-line order only in practice, but labels/regs are scope-wide).
+        for s in stmts:
+            if isinstance(s, ir.RegisterDecl):
+                local.update(s.expanded())
+            elif isinstance(s, ir.Scope) and s.id == -1:
+                for d in s.body:
+                    local.update(d.expanded())
+        for s in stmts:
+            if isinstance(s, ir.Scope):
+                if s.id == -1:
+                    out.extend(s.body)
+                    continue
+                self.next_id += 1
+                new_id = self.next_id
+                inner = self.body(s.body, new_id, scopes + [set()])
+                out.append(ir.Scope(inner, id=new_id, span=s.span))
+            elif isinstance(s, ir.Loc):
+                self.loc = s.loc
+                out.append(s)
+            elif isinstance(s, ir.Instruction):
+                out.append(self.instruction(s, sid, scopes))
+            else:
+                out.append(s)
+        return tuple(out)
+
+    def instruction(self, ins: ir.Instruction, sid: int, scopes) -> ir.Instruction:
+        if self.validate is not None:
+            problem = self.validate(ins)
+            if problem:
+                if self.lenient:
+                    self.diagnostics.append(Diagnostic(problem, ins.span))
+                else:
+                    raise self.error(SemanticError, problem, ins.span)
+        ops = tuple(self.operand(o, scopes) for o in ins.operands)
+        guard = ins.guard
+        if guard is not None:
+            self.check_register(guard.register, guard.span, scopes)
+        return replace(ins, operands=ops, loc=self.loc, scope=sid)
+
+    def declared(self, name: str, scopes) -> bool:
+        return any(name in s for s in scopes)
+
+    def check_register(self, name: str, span: Span, scopes) -> None:
+        if name.startswith("%") and not self.declared(name, scopes) and name not in SPECIAL_REGISTERS:
+            raise self.error(SemanticError, f"register '{name}' is used but not declared", span)
+
+    def operand(self, op, scopes):
+        if isinstance(op, ir.Register):
+            if op.component is None or op.name not in SPECIAL_REGISTERS:
+                self.check_register(op.name, op.span, scopes)
+            return op
+        if isinstance(op, ir.Symbol):
+            if self.declared(op.name, scopes):
+                return ir.Register(op.name, span=op.span)
+            return op
+        if isinstance(op, ir.Address):
+            if op.base is not None:
+                return replace(op, base=self.operand(op.base, scopes))
+            return op
+        if isinstance(op, ir.Vector):
+            return replace(op, elements=tuple(self.operand(e, scopes) for e in op.elements))
+        if isinstance(op, ir.Pair):
+            return replace(op, first=self.operand(op.first, scopes), second=self.operand(op.second, scopes))
+        if isinstance(op, ir.Negated):
+            return replace(op, operand=self.operand(op.operand, scopes))
+        if isinstance(op, ir.OperandList):
+            return replace(op, items=tuple(self.operand(e, scopes) for e in op.items))
+        return op
