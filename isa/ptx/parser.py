@@ -46,7 +46,7 @@ TARGET_OPTIONS = frozenset({"texmode_unified", "texmode_independent", "debug", "
 # Friendly names for grammar terminals in "expected" lists.
 _TERMINAL_NAMES = {
     "NAME": "a name", "INT": "an integer", "FLOAT": "a number", "F32HEX": "0f hex float",
-    "F64HEX": "0d hex float", "STRING": "a string", "MODIFIER": "'.modifier'", "DOTNAME": "'.type'",
+    "F64HEX": "0d hex float", "STRING": "a string", "OPCODE": "an opcode", "LABEL": "a label", "DOTNAME": "'.type'",
     "COMPONENT": "'.x'", "VERSION_NUMBER": "a version (9.0)", "PERF_NAME": "a tuning directive",
     "$END": "end of file", "UNIFIED": "'.unified'",
 }
@@ -245,7 +245,7 @@ class _Builder(Transformer):
         return ir.Scope(body=tuple(c), id=self.scope_counter)
 
     def label(self, c):
-        return ir.Label(str(c[0]), span=self.span(c[0]))
+        return ir.Label(str(c[0]).rstrip(": \t"), span=self.span(c[0]))
 
     def reg_plain(self, c):
         return (str(c[0]), None, c[0])
@@ -293,13 +293,16 @@ class _Builder(Transformer):
         return ir.Pragma(", ".join(str(x) for x in c), span=self.span(c[0]))
 
     def callprototype(self, c):
-        name = c[0]
+        tok = c[0]
+        name = str(tok).rstrip(": \t")
         rest = " ".join(_render_group(x) if isinstance(x, tuple) else str(x) for x in c[1:])
-        return ir.Directive("callprototype", f"{name}: {rest}", span=self.span(name))
+        return ir.Directive("callprototype", f"{name}: {rest}", span=self.span(tok))
 
     def targets_directive(self, c):
-        name = c[0]
-        return ir.Directive("calltargets", f"{name}: " + ", ".join(str(x) for x in c[1:]), span=self.span(name))
+        tok = c[0]
+        name = str(tok).rstrip(": \t")
+        return ir.Directive("calltargets", f"{name}: " + ", ".join(str(x) for x in c[2:]),
+                            span=self.span(tok))
 
     # ---- instructions
     def guard_pos(self, c):
@@ -309,7 +312,8 @@ class _Builder(Transformer):
         return ir.Guard(str(c[0]), True, span=self.span(c[0]))
 
     def opcode(self, c):
-        return c[0], tuple(str(m)[1:] for m in c[1:])
+        name, *mods = str(c[0]).split(".")
+        return c[0], name, tuple(mods)
 
     def operands(self, c):
         return tuple(c)
@@ -317,11 +321,11 @@ class _Builder(Transformer):
     def instruction(self, c):
         guard = c[0] if isinstance(c[0], ir.Guard) else None
         rest = c[1:] if guard else c
-        (name_tok, mods) = rest[0]
+        (name_tok, name, mods) = rest[0]
         ops = rest[1] if len(rest) > 1 and rest[1] is not None else ()
         start = guard.span if guard else self.span(name_tok)
-        return ir.Instruction(str(name_tok), mods, ops, guard, span=Span(self.file, start.line, start.col,
-                                                                          name_tok.line, name_tok.column + len(name_tok)))
+        return ir.Instruction(name, mods, ops, guard, span=Span(self.file, start.line, start.col,
+                                                                name_tok.line, name_tok.column + len(name_tok)))
 
     def name(self, c):
         t = c[0]
@@ -443,7 +447,7 @@ class _Builder(Transformer):
         return ir.FileEntry(_int(idx), _unquote(name), ts, size, span=self.span(idx))
 
     def section_label(self, c):
-        return ir.SectionEntry("label", label=str(c[0]))
+        return ir.SectionEntry("label", label=str(c[0]).rstrip(": \t"))
 
     def section_data(self, c):
         return ir.SectionEntry("data", type=str(c[0])[1:], values=tuple(c[1:]))
