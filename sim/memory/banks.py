@@ -1,0 +1,169 @@
+"""Shared-memory wavefronts and global-memory sectors of one warp-instruction (H200 model).
+
+A shared load such as::
+
+    ld.shared.v4.f32 {%f1, %f2, %f3, %f4}, [%r9];      // LDS.128, lane l at 16*l
+
+costs 4 wavefronts on an H200: 128-bit accesses are served a quarter-warp at a time, and each
+quarter reads 32 distinct 32-bit words, one per bank.  The model (``../shared/facts/h200.md``,
+``ptx.md`` section 11, matches all measured Nsight Compute cases):
+
+* ``bank = (byte_address // 4) % 32``; lanes that touch the same 32-bit word share it;
+* lanes are grouped by access width: the whole warp (<= 32 bit), half-warps (64 bit),
+  quarter-warps (128 bit);
+* ``wavefronts = sum over groups of max over banks of |distinct words of the group in the bank|``;
+* loads only, width >= 64 bit: when every active lane ``n`` reads the address of lane ``n^1``,
+  or every active lane the address of lane ``n^2``, the total is halved.
+
+Unmeasured corners, decided here: inactive (predicated-off) lanes take no part; a pair whose
+partner lane is inactive does not break the pair rule; an odd total under the pair rule rounds
+up (every measured total is even), so a warp with an active lane never costs 0 wavefronts.
+
+Everything is vectorised: pass ``addresses`` of shape ``(32,)`` for one warp or ``(W, 32)`` for
+W warps at once (the result is then an array of W counts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+WARP = 32
+BANKS = 32
+BANK_BYTES = 4
+SECTOR_BYTES = 32
+
+#: lanes served together, by access width in bytes
+GROUP_LANES = {1: 32, 2: 32, 4: 32, 8: 16, 16: 8}
+
+
+@dataclass(frozen=True)
+class SharedAccess:
+    """One warp's shared-memory access: what it costs and why."""
+
+    wavefronts: int
+    ideal: int
+    pair_rule: bool
+
+    @property
+    def conflicts(self) -> int:
+        """Nsight Compute's ``bank_conflicts`` counter: wavefronts beyond the ideal."""
+        return max(0, self.wavefronts - self.ideal)
+
+
+def _prepare(addresses, active):
+    a = np.asarray(addresses, dtype=np.int64)
+    single = a.ndim == 1
+    a2 = a.reshape(1, -1) if single else a.reshape(-1, a.shape[-1])
+    if a2.shape[-1] != WARP:
+        raise ValueError(f"expected {WARP} lane addresses per warp, got {a2.shape[-1]}")
+    if active is None:
+        return a2, np.ones(a2.shape, dtype=bool), single
+    m = np.asarray(active)
+    if m.dtype != bool:  # 32-bit lane masks, one per warp
+        m = ((m.astype(np.int64)[..., None] >> np.arange(WARP)) & 1).astype(bool)
+    return a2, np.broadcast_to(m.reshape(-1, WARP), a2.shape), single
+
+
+def _check_width(width_bytes: int) -> int:
+    w = int(width_bytes)
+    if w not in GROUP_LANES:
+        raise ValueError(f"shared access width must be 1, 2, 4, 8 or 16 bytes, got {width_bytes}")
+    return w
+
+
+def _group_wavefronts(a: np.ndarray, m: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per warp: (sum over lane groups of the worst bank's distinct words, non-empty groups)."""
+    n_warps = a.shape[0]
+    glanes = GROUP_LANES[width]
+    n_groups = WARP // glanes
+    n_words = max(1, width // BANK_BYTES)
+    words = (a // BANK_BYTES)[:, :, None] + np.arange(n_words, dtype=np.int64)  # (W, 32, nw)
+    group = np.arange(WARP, dtype=np.int64) // glanes
+    bucket = ((np.arange(n_warps, dtype=np.int64)[:, None] * n_groups + group[None, :])[:, :, None]
+              * BANKS + words % BANKS)                                           # (W, 32, nw)
+    row = words // BANKS
+    sel = np.broadcast_to(m[:, :, None], words.shape)
+    keys = np.unique((bucket[sel] << 34) | (row[sel] & ((1 << 34) - 1)))
+    per_bank = np.bincount(keys >> 34, minlength=n_warps * n_groups * BANKS)
+    per_group = per_bank.reshape(n_warps, n_groups, BANKS).max(axis=2)
+    nonempty = m.reshape(n_warps, n_groups, glanes).any(axis=2)
+    return per_group.sum(axis=1), nonempty.sum(axis=1)
+
+
+def _pair_rule(a: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """Per warp: every active lane n shares its address with lane n^1, or every one with n^2."""
+    lanes = np.arange(WARP)
+    out = np.zeros(a.shape[0], dtype=bool)
+    for xor in (1, 2):
+        p = lanes ^ xor
+        ok = (a == a[:, p]) | ~m | ~m[:, p]
+        out |= ok.all(axis=1)
+    return out & m.any(axis=1)
+
+
+def shared_access(addresses, width_bytes: int, is_load: bool, active=None):
+    """The :class:`SharedAccess` of one warp (``addresses`` shape (32,)), or a list for (W, 32).
+
+    >>> shared_access([4 * l for l in range(32)], 4, True).wavefronts
+    1
+    """
+    width = _check_width(width_bytes)
+    a, m, single = _prepare(addresses, active)
+    wf, groups = _group_wavefronts(a, m, width)
+    pair = _pair_rule(a, m) if (is_load and width >= 8) else np.zeros(a.shape[0], dtype=bool)
+    wf = np.where(pair, -(-wf // 2), wf)
+    ideal = np.where(pair, -(-groups // 2), groups)
+    res = [SharedAccess(int(w), int(i), bool(p)) for w, i, p in zip(wf, ideal, pair)]
+    return res[0] if single else res
+
+
+def shared_wavefronts(addresses, width_bytes: int, is_load: bool, active=None):
+    """Wavefronts of a shared-memory access: an int for one warp, an int64 array for (W, 32).
+
+    ``addresses`` are byte addresses (any common base: bank = (addr // 4) % 32), ``width_bytes``
+    the bytes each lane moves (1, 2, 4, 8 or 16: ``ld.shared.v2.f32`` is 8), ``active`` a boolean
+    lane mask (or a 32-bit integer mask); None means all 32 lanes.
+    """
+    width = _check_width(width_bytes)
+    a, m, single = _prepare(addresses, active)
+    wf, _ = _group_wavefronts(a, m, width)
+    if is_load and width >= 8:
+        wf = np.where(_pair_rule(a, m), -(-wf // 2), wf)
+    return int(wf[0]) if single else wf
+
+
+def bank_conflicts(addresses, width_bytes: int, is_load: bool, active=None):
+    """Nsight Compute's bank-conflict count: wavefronts minus the ideal for the width
+    (1 group for <= 32 bit, 2 for 64 bit, 4 for 128 bit; halved under the pair rule; only groups
+    with an active lane count toward the ideal)."""
+    res = shared_access(addresses, width_bytes, is_load, active)
+    if isinstance(res, SharedAccess):
+        return res.conflicts
+    return np.array([r.conflicts for r in res], dtype=np.int64)
+
+
+def global_sectors(addresses, width_bytes: int, active=None):
+    """Distinct 32-byte sectors that the active lanes' ``[addr, addr + width)`` ranges touch.
+
+    >>> global_sectors([4 * l for l in range(32)], 4)
+    4
+    """
+    a, m, single = _prepare(addresses, active)
+    w = max(1, int(width_bytes))
+    first = a // SECTOR_BYTES
+    last = (a + w - 1) // SECTOR_BYTES
+    span = int((last - first).max()) if a.size else 0
+    secs = first[:, :, None] + np.arange(span + 1, dtype=np.int64)              # (W, 32, s)
+    valid = (secs <= last[:, :, None]) & m[:, :, None]
+    return _distinct_per_row(np.where(valid, secs, -1).reshape(a.shape[0], -1), single)
+
+
+def _distinct_per_row(keys: np.ndarray, single: bool):
+    """Distinct non-negative values in each row (negative = no value)."""
+    s = np.sort(keys, axis=1)
+    new = np.ones(s.shape, dtype=bool)
+    new[:, 1:] = s[:, 1:] != s[:, :-1]
+    counts = (new & (s >= 0)).sum(axis=1)
+    return int(counts[0]) if single else counts

@@ -1,0 +1,120 @@
+"""The H200 shared-memory wavefront model against every case measured with Nsight Compute
+(../shared/facts/ptx.md section 11, h200.md), plus global-memory sectors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sim.memory.banks import bank_conflicts, global_sectors, shared_access, shared_wavefronts
+
+L = np.arange(32)
+
+# (name, width bytes, is_load, lane addresses, measured wavefronts, measured ncu conflicts or None)
+MEASURED = [
+    ("LDS.32 4l", 4, True, 4 * L, 1, 0),
+    ("LDS.32 8l", 4, True, 8 * L, 2, 1),
+    ("LDS.32 128l", 4, True, 128 * L, 32, 31),
+    ("LDS.32 broadcast", 4, True, 0 * L, 1, 0),
+    ("LDS.32 4(l/2)", 4, True, 4 * (L // 2), 1, 0),
+    ("LDS.32 4(l/2)+512(l&1)", 4, True, 4 * (L // 2) + 512 * (L & 1), 2, 1),
+    ("LDS.U16 2l", 2, True, 2 * L, 1, 0),
+    ("LDS.U8 l", 1, True, L, 1, 0),
+    ("LDS.U16 64l", 2, True, 64 * L, 16, 15),
+    ("LDS.U8 128l", 1, True, 128 * L, 32, 31),
+    ("LDS.64 8l", 8, True, 8 * L, 2, 0),
+    ("LDS.64 16l", 8, True, 16 * L, 4, 2),
+    ("LDS.64 halves same banks other rows", 8, True, 8 * (L % 16) + 256 * (L // 16), 2, 0),
+    ("LDS.64 conflict inside a half", 8, True, 8 * (L % 8) + 256 * (L // 8), 4, 2),
+    ("LDS.64 broadcast", 8, True, 0 * L, 1, 0),
+    ("LDS.64 8(l%16)", 8, True, 8 * (L % 16), 2, 0),
+    ("LDS.64 8(l/2)", 8, True, 8 * (L // 2), 1, 0),
+    ("LDS.64 Tn=Tn^2", 8, True, 8 * ((L >> 2) * 2 + (L & 1)), 1, 0),
+    ("LDS.64 8(l%8)+64(l/16)", 8, True, 8 * (L % 8) + 64 * (L // 16), 2, 0),
+    ("LDS.128 16l", 16, True, 16 * L, 4, 0),
+    ("LDS.128 32l", 16, True, 32 * L, 8, 4),
+    ("LDS.128 quarters same banks", 16, True, 16 * (L % 8) + 512 * (L // 8), 4, 0),
+    ("LDS.128 16(l%8)", 16, True, 16 * (L % 8), 4, 0),
+    ("LDS.128 16(l%4)+128(l/4)", 16, True, 16 * (L % 4) + 128 * (L // 4), 8, 4),
+    ("LDS.128 broadcast", 16, True, 0 * L, 2, 0),
+    ("LDS.128 16(l/2)", 16, True, 16 * (L // 2), 2, 0),
+    ("LDS.128 Tn=Tn^2", 16, True, 16 * ((L >> 2) * 2 + (L & 1)), 2, 0),
+    ("STS.32 4l", 4, False, 4 * L, 1, None),
+    ("STS.32 broadcast", 4, False, 0 * L, 1, None),
+    ("STS.32 128l", 4, False, 128 * L, 32, None),
+    ("STS.64 8l", 8, False, 8 * L, 2, None),
+    ("STS.64 broadcast", 8, False, 0 * L, 2, None),
+    ("STS.64 8(l/2)", 8, False, 8 * (L // 2), 2, None),
+    ("STS.128 16l", 16, False, 16 * L, 4, None),
+    ("STS.128 broadcast", 16, False, 0 * L, 4, None),
+    ("STS.128 16(l/2)", 16, False, 16 * (L // 2), 4, None),
+]
+
+
+@pytest.mark.parametrize("name,width,is_load,addr,wavefronts,conflicts", MEASURED, ids=[m[0] for m in MEASURED])
+def test_measured_case(name, width, is_load, addr, wavefronts, conflicts):
+    assert shared_wavefronts(addr, width, is_load) == wavefronts
+    if conflicts is not None:
+        assert bank_conflicts(addr, width, is_load) == conflicts
+
+
+def test_tn_tn2_pattern_really_pairs_lanes_n_and_n_xor_2():
+    addr = 8 * ((L >> 2) * 2 + (L & 1))
+    assert (addr == addr[L ^ 2]).all() and not (addr == addr[L ^ 1]).all()
+
+
+def test_batched_warps_match_one_at_a_time():
+    rng = np.random.default_rng(3)
+    for width in (1, 2, 4, 8, 16):
+        for is_load in (True, False):
+            addr = rng.integers(0, 64, size=(40, 32)) * width
+            addr[::5] = addr[::5, L // 2]           # some warps with the pair pattern
+            active = rng.random((40, 32)) < 0.8
+            active[::7] = True
+            batch = shared_wavefronts(addr, width, is_load, active)
+            single = [shared_wavefronts(addr[w], width, is_load, active[w]) for w in range(40)]
+            assert batch.tolist() == single
+
+
+def test_inactive_lanes_take_no_part():
+    addr = 128 * L                                   # 32-way conflict with all lanes
+    active = L < 4
+    assert shared_wavefronts(addr, 4, True, active) == 4
+    assert shared_wavefronts(addr, 4, True, 0xF) == 4  # integer lane mask
+    assert shared_wavefronts(addr, 4, True, np.zeros(32, bool)) == 0
+
+
+def test_single_active_lane_of_wide_load_costs_one_wavefront():
+    # pair rule holds vacuously (partners inactive); the halving rounds up, never to 0
+    acc = shared_access(16 * L, 16, True, L == 0)
+    assert (acc.wavefronts, acc.ideal, acc.pair_rule, acc.conflicts) == (1, 1, True, 0)
+
+
+def test_rows_of_other_groups_never_conflict_but_inside_a_group_they_do():
+    # 128-bit: lanes 0..7 on banks 0..31 of row 0; lanes 8..15 same banks, row 1
+    assert shared_wavefronts(16 * (L % 8) + 128 * (L // 8), 16, False) == 4
+    # the same two rows inside one 32-bit group
+    assert shared_wavefronts(4 * (L % 16) + 128 * (L // 16), 4, False) == 2
+
+
+def test_bad_width_is_rejected():
+    with pytest.raises(ValueError):
+        shared_wavefronts(4 * L, 12, True)
+
+
+@pytest.mark.parametrize("addr,width,sectors", [
+    (4 * L, 4, 4),            # coalesced fp32: 128 bytes
+    (16 * L, 16, 16),         # float4: 512 bytes
+    (0 * L, 4, 1),            # broadcast
+    (128 * L, 4, 32),         # strided: one sector per lane
+    (2 * L, 2, 2),            # fp16
+    (4 * L + 28, 8, 5),       # misaligned 8-byte straddles
+])
+def test_global_sectors(addr, width, sectors):
+    assert global_sectors(addr, width) == sectors
+
+
+def test_global_sectors_batched_and_masked():
+    addr = np.stack([4 * L, 128 * L])
+    assert global_sectors(addr, 4).tolist() == [4, 32]
+    assert global_sectors(addr, 4, np.stack([L < 8, L < 8])).tolist() == [1, 8]
