@@ -1,0 +1,59 @@
+"""Tensor-core and matrix data-movement semantics of the PTX simulator, as pure numpy functions.
+
+The SIMT engine calls these from its opcode dispatch; nothing here knows about the IR.
+
+Conventions
+===========
+* **Registers** are numpy ``uint32`` bit patterns shaped ``[W, 32, R]``: W warps executed together,
+  32 lanes, the R registers of one fragment operand in the order they are written in braces
+  (``{%r1, %r2, %r3, %r4}`` -> ``[..., 0:4]``).  f32 values travel as their bits
+  (``x.view(np.uint32)``); packed f16/bf16/8-bit elements sit low element first ("a0 in bits 15:0").
+* **Shared memory** is a flat ``uint8`` array, ``[S]`` for one CTA (all W warps in it) or ``[W, S]``;
+  addresses are byte offsets into it (the engine subtracts its shared window base).  Stores
+  modify the array in place.  Out-of-range addresses raise ``SimulationError``: the engine should
+  validate them first with the ``*_addresses`` helpers and report undefined behaviour itself.
+* **Logical matrices**: A is M x K, B is K x N, C/D are M x N, whatever the memory layout.
+* A **warpgroup** (``wgmma``) is 4 consecutive warps; W must be a multiple of 4.
+* **Errors**: unsupported shapes/types or malformed operands raise ``isa.errors.SimulationError``
+  without a span; the engine re-raises with the instruction's span.
+* **Numerics**: see :mod:`.accumulate` (a fused, truncating model that reproduces the H200
+  outputs bit for bit for f16/bf16; integers wrap or saturate exactly).
+
+Functions
+=========
+``mma_sync(shape, a_type, b_type, c_type, d_type, layout_a, layout_b, A, B, C, satfinite=False) -> D``
+    ``mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {d}, {a}, {b}, {c};`` ->
+    ``mma_sync("m16n8k16", "bf16", "bf16", "f32", "f32", "row", "col", A, B, C)``.  Note the PTX
+    order of the type modifiers is ``.dtype.atype.btype.ctype``.  ``A``/``B``/``C`` are
+    ``[W, 32, R]`` uint32, the result ``D`` is ``[W, 32, Rd]`` uint32.  Forms: see ``MMA_FORMS``
+    (m16n8k16/m16n8k8 f16 -> f32|f16, bf16 -> f32, m16n8k8/k4 tf32 -> f32, m16n8k16/k32 s8/u8 -> s32
+    with ``satfinite``, m16n8k32 e4m3/e5m2 -> f32|f16).
+``mma_fragment_map(shape, operand, etype) -> FragmentMap``
+    ``.rows``/``.cols`` ``[32, E]`` int arrays: the (row, col) of element i of lane t;
+    ``.nregs``, ``.bits``; ``fragment_to_matrix(regs, fmap)`` / ``matrix_to_fragment(mat, fmap)``
+    convert between ``[W, 32, R]`` registers and ``[W, rows, cols]`` bit-pattern matrices.
+``ldmatrix(num, trans, smem, addresses) -> regs [W, 32, num]``
+    ``ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r1,%r2,%r3,%r4}, [%r5];`` ->
+    ``ldmatrix(4, True, smem, addr)`` with ``addr`` ``[W, 32]`` the per-lane byte addresses (the
+    ``[%r5]`` operand of every lane; lanes 8j..8j+7 give the rows of matrix j).
+``stmatrix(num, trans, smem, addresses, regs) -> None``  (writes ``smem`` in place)
+``ldmatrix_addresses(num, addresses) -> (addr [W, 32], used [W, 32] bool)``
+    The 16-byte rows each lane makes the instruction read/write (for bank-conflict events,
+    bounds, alignment and initialisation checks); each row is ``ROW_BYTES = 16`` bytes.
+"""
+
+from __future__ import annotations
+
+from .accumulate import ALIGN_BITS, float_accumulate, int_accumulate
+from .elements import ELEMENT_TYPES, ElementType, decode, element_type, encode
+from .fragments import (FragmentMap, fragment_to_matrix, matrix_to_fragment, mma_fragment_map, pack,
+                        parse_shape, unpack)
+from .ldmatrix import ROW_BYTES, ldmatrix, ldmatrix_addresses, stmatrix
+from .mma import MMA_FORMS, mma_sync
+
+__all__ = [
+    "ALIGN_BITS", "ELEMENT_TYPES", "ElementType", "FragmentMap", "MMA_FORMS", "ROW_BYTES",
+    "decode", "element_type", "encode", "float_accumulate", "fragment_to_matrix", "int_accumulate",
+    "ldmatrix", "ldmatrix_addresses", "matrix_to_fragment", "mma_fragment_map", "mma_sync", "pack",
+    "parse_shape", "stmatrix", "unpack",
+]

@@ -1,0 +1,87 @@
+"""How a tensor-core instruction turns exact operand values into its accumulator result.
+
+The ISA leaves the float accumulation order and rounding unspecified (9.7.14.5.14); this module
+is the one place that decides it, for ``mma``, ``wmma`` and ``wgmma`` alike::
+
+    mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f1,%f2,%f3,%f4}, {%r1,...}, {%r5,%r6}, {%f1,...};
+
+**Float model (fitted to the H200 outputs, bit-exact there).**  One instruction computes each
+``d[m, n]`` as a single fused sum of ``c[m, n]`` and the ``K`` products ``a[m, k] * b[k, n]``:
+
+1. every product is exact; its exponent is taken as ``ea + eb`` (the exponents of the two factors,
+   subnormals counted at the format's minimum exponent), not the exponent of the exact product;
+2. ``emax`` is the largest of those exponents and the exponent of ``c`` (zeros do not count);
+3. every term (``c`` included) is truncated toward zero to a multiple of ``2**(emax - P + 1)``
+   (``P = 26`` for f16/bf16/tf32, see :data:`ALIGN_BITS`);
+4. the terms are summed exactly and the sum is rounded toward zero to float32.
+
+With this model the f32 results of ``mma_bf16_m16n8k16_gemm`` (3072 elements, 6 chained k16
+``mma``), ``wmma_gemm_f16_f32`` (3840 elements) and ``wgmma_f16_m64n64k16_gemm`` (24576 elements)
+in ``corpus/h200/io_sm90`` are reproduced bit for bit (a float32 sum in k order matches only
+41 %, 18 % of them).  The fp8 (e4m3/e5m2, k32) model uses a narrower alignment, fitted to
+``tt_matmul_fp8`` (see :data:`ALIGN_BITS`).  An f16 destination is the float32 result rounded to
+nearest even (not verified on hardware).  A NaN or infinite term gives the IEEE float32 sum.
+
+**Integer.** Exact sum in int64, then wrapped to 32 bits, or clamped to the s32 range with
+``.satfinite`` (both verified on H200, facts/ptx.md 10.2).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: alignment width P (bits kept below and including the leading bit of the largest term)
+ALIGN_BITS: dict[str, int] = {"f16": 26, "bf16": 26, "tf32": 26, "e4m3": 14, "e5m2": 14}
+
+#: minimum normal exponent of each input format (the exponent a subnormal is counted at)
+MIN_EXP: dict[str, int] = {"f16": -14, "bf16": -126, "tf32": -126, "f32": -126, "e4m3": -6, "e5m2": -14}
+
+
+def _exponent(x: np.ndarray, emin: int) -> np.ndarray:
+    """floor(log2|x|) clamped below at ``emin`` (int64); zeros give a very small number."""
+    _, e = np.frexp(x)
+    e = np.maximum(e.astype(np.int64) - 1, emin)
+    return np.where(x != 0, e, np.int64(-(1 << 20)))
+
+
+def _round_toward_zero_f32(s: np.ndarray) -> np.ndarray:
+    f = s.astype(np.float32)
+    over = np.abs(f.astype(np.float64)) > np.abs(s)
+    return np.where(over, np.nextafter(f, np.float32(0)), f).astype(np.float32)
+
+
+def float_accumulate(a: np.ndarray, b: np.ndarray, c: np.ndarray, a_type: str = "f16",
+                     b_type: str | None = None, c_type: str = "f32") -> np.ndarray:
+    """a [W, M, K], b [W, K, N], c [W, M, N] as float64 values -> d [W, M, N] as float32.
+
+    The whole K of ``a``/``b`` is one instruction (one fused sum); chain calls for longer K.
+    """
+    b_type = b_type or a_type
+    p = min(ALIGN_BITS[a_type], ALIGN_BITS[b_type])
+    ea = _exponent(a, MIN_EXP[a_type])                       # [W, M, K]
+    eb = _exponent(b, MIN_EXP[b_type])                       # [W, K, N]
+    ep = ea[:, :, None, :] + eb.transpose(0, 2, 1)[:, None, :, :]          # [W, M, N, K]
+    prod = a[:, :, None, :] * b.transpose(0, 2, 1)[:, None, :, :]
+    ep = np.where(prod != 0, ep, np.int64(-(1 << 20)))
+    c = c.astype(np.float64)
+    emax = np.maximum(ep.max(axis=-1), _exponent(c, MIN_EXP.get(c_type, -126)))   # [W, M, N]
+    shift = (emax - (p - 1))
+    shift = np.where(emax < -(1 << 19), 0, shift)
+    q = shift[..., None]
+    total = np.ldexp(np.trunc(np.ldexp(prod, -q)), q).sum(axis=-1)
+    total += np.ldexp(np.trunc(np.ldexp(c, -shift)), shift)
+    d = _round_toward_zero_f32(total)
+    bad = ~np.isfinite(prod).all(axis=-1) | ~np.isfinite(c)
+    if bad.any():
+        with np.errstate(invalid="ignore", over="ignore"):
+            ieee = (prod.sum(axis=-1) + c).astype(np.float32)
+        d = np.where(bad, ieee, d)
+    return d
+
+
+def int_accumulate(a: np.ndarray, b: np.ndarray, c: np.ndarray, satfinite: bool) -> np.ndarray:
+    """a [W, M, K], b [W, K, N], c [W, M, N] as int64 -> d [W, M, N] as int32 (wrapped or clamped)."""
+    d = c.astype(np.int64) + np.einsum("wmk,wkn->wmn", a.astype(np.int64), b.astype(np.int64))
+    if satfinite:
+        d = np.clip(d, -(2**31), 2**31 - 1)
+    return (d & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
