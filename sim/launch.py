@@ -1,0 +1,487 @@
+"""Launch specs: grid, block, shared memory and the kernel's arguments, as the corpus writes them.
+
+A spec (a JSON file, or an entry of a manifest: ``manifest.json#sgemm_naive``)::
+
+    {"grid": [3, 7, 1], "block": [32, 8, 1], "dynamic_shared_bytes": 0,
+     "args": [{"buffer": "A", "dtype": "f32", "shape": [67, 45], "init": "randn", "role": "in"},
+              {"buffer": "C", "dtype": "f32", "shape": [67, 53], "init": "zeros", "role": "out"},
+              {"scalar": "M", "dtype": "s32", "value": 67}]}
+
+for a kernel ``.entry sgemm_naive(.param .u64 A, .param .u64 C, .param .u32 M)``.  Arguments are in
+parameter order.  Buffers are drawn from ``numpy.random.default_rng(seed)`` in argument order,
+with the seed ``crc32(entry name)`` (the corpus's rule, so the inputs equal the ones the GPU saw);
+their values are rounded to the buffer dtype (RNE; e4m3 saturates at 448).  Values exist twice:
+*decoded* (what a reference sees: bf16 and e4m3 as float32 holding exact values) and in
+*device storage* (what the kernel reads: bf16 as uint16 bit patterns, e4m3 as uint8 codes).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from isa.errors import InputError, Span
+
+#: how a buffer is stored in device memory
+DEVICE_NP = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16, "e4m3": np.uint8,
+             "s8": np.int8, "u8": np.uint8, "s32": np.int32, "u32": np.uint32,
+             "f64": np.float64, "s16": np.int16, "u16": np.uint16, "s64": np.int64, "u64": np.uint64}
+#: how its decoded values are held
+DECODED_NP = dict(DEVICE_NP, bf16=np.float32, e4m3=np.float32)
+EXACT_DTYPES = frozenset({"s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64"})
+SCALAR_NP = {"s32": np.int32, "u32": np.uint32, "s64": np.int64, "u64": np.uint64,
+             "f32": np.float32, "f64": np.float64, "s16": np.int16, "u16": np.uint16}
+ROLES = ("in", "out", "inout")
+INIT_KINDS = ("randn", "uniform", "zeros", "full", "randint", "logrand")
+
+
+# ----------------------------------------------------------------------------------------------
+# encodings (the same arithmetic as the corpus's reference.py)
+# ----------------------------------------------------------------------------------------------
+
+def f32_to_bf16_bits(x) -> np.ndarray:
+    """float32 -> bf16 bit pattern, round to nearest even, NaN kept quiet."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    u = x.view(np.uint32).astype(np.uint64)
+    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    rounded = np.where(np.isnan(x), (u >> 16) | 0x40, rounded)
+    return rounded.astype(np.uint16)
+
+
+def bf16_bits_to_f32(b) -> np.ndarray:
+    b = np.ascontiguousarray(b, dtype=np.uint16)
+    return (b.astype(np.uint32) << 16).view(np.float32)
+
+
+def round_bf16(x) -> np.ndarray:
+    """Round (through float32) to bf16; float32 values that bf16 holds exactly."""
+    return bf16_bits_to_f32(f32_to_bf16_bits(np.asarray(x, dtype=np.float64).astype(np.float32)))
+
+
+def _e4m3_table() -> np.ndarray:
+    c = np.arange(256)
+    s, e, m = c >> 7, (c >> 3) & 15, c & 7
+    v = np.where(e == 0, (m / 8.0) * 2.0 ** -6, (1.0 + m / 8.0) * 2.0 ** (e - 7.0))
+    v = np.where((e == 15) & (m == 7), np.nan, v)
+    return np.where(s == 1, -v, v)
+
+
+E4M3_VALUES = _e4m3_table()
+_E4M3_POS = E4M3_VALUES[:127]          # codes 0..126: 0 .. 448, increasing
+
+
+def f64_to_e4m3_bits(x) -> np.ndarray:
+    """Round to the nearest e4m3 value (ties to the even code), saturating at +-448."""
+    x = np.asarray(x, dtype=np.float64)
+    a = np.minimum(np.abs(x), 448.0)
+    hi = np.clip(np.searchsorted(_E4M3_POS, a), 0, 126)
+    lo = np.clip(hi - 1, 0, 126)
+    dlo = a - _E4M3_POS[lo]
+    dhi = _E4M3_POS[hi] - a
+    code = np.where((dhi < dlo) | ((dhi == dlo) & (hi % 2 == 0)), hi, lo).astype(np.uint8)
+    return np.where((x < 0) & (code != 0), code | 0x80, code).astype(np.uint8)
+
+
+def e4m3_bits_to_f32(b) -> np.ndarray:
+    return E4M3_VALUES[np.asarray(b, dtype=np.uint8)].astype(np.float32)
+
+
+def encode(values, dtype: str) -> np.ndarray:
+    """Decoded values -> device storage (bf16 bits as uint16, e4m3 codes as uint8)."""
+    _check_dtype(dtype, DEVICE_NP)
+    if dtype == "bf16":
+        return f32_to_bf16_bits(values)
+    if dtype == "e4m3":
+        return f64_to_e4m3_bits(values)
+    return np.ascontiguousarray(values, dtype=DEVICE_NP[dtype])
+
+
+def decode(raw, dtype: str) -> np.ndarray:
+    """Device storage -> decoded values."""
+    _check_dtype(dtype, DEVICE_NP)
+    if dtype == "bf16":
+        return bf16_bits_to_f32(raw)
+    if dtype == "e4m3":
+        return e4m3_bits_to_f32(raw)
+    return np.asarray(raw, dtype=DEVICE_NP[dtype])
+
+
+def entry_seed(name: str, perf: bool = False) -> int:
+    """The corpus's seed rule: crc32 of the entry name (+7919 for perf launches), 31 bits."""
+    return (zlib.crc32(name.encode()) + (7919 if perf else 0)) & 0x7FFFFFFF
+
+
+def _check_dtype(dtype, table, span=None):
+    if dtype not in table:
+        raise InputError(f"unknown dtype {dtype!r}", span, expected=sorted(table))
+
+
+# ----------------------------------------------------------------------------------------------
+# the spec
+# ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BufferArg:
+    """A device buffer argument (the kernel receives its address)."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    init: str = "zeros"
+    role: str = "in"
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * np.dtype(DEVICE_NP[self.dtype]).itemsize
+
+    @property
+    def is_output(self) -> bool:
+        return self.role in ("out", "inout")
+
+
+@dataclass(frozen=True)
+class ScalarArg:
+    """A by-value argument: ``np.int32``, ``np.float32``, ``np.uint64(0)`` (a null pointer)..."""
+
+    name: str
+    dtype: str
+    value: float | int
+
+    def numpy(self):
+        v = self.value
+        if isinstance(v, str):
+            v = float(v)
+        if self.dtype.startswith(("s", "u")) and isinstance(v, float):
+            if not v.is_integer():
+                raise InputError(f"scalar {self.name}: {v} is not an integer ({self.dtype})")
+            v = int(v)
+        return SCALAR_NP[self.dtype](v)
+
+
+Arg = BufferArg | ScalarArg
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """Grid, block, dynamic shared memory and arguments of one launch.
+
+    ``dynamic_shared_bytes`` is an int, or ``{target: int}`` (Triton kernels, whose shared memory
+    is all dynamic).  ``name`` is the manifest entry (it fixes the input seed); ``reference``,
+    ``rtol``/``atol`` and ``per_output`` come from a manifest entry when there is one.
+    """
+
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    args: tuple[Arg, ...]
+    dynamic_shared_bytes: int | Mapping[str, int] = 0
+    name: str | None = None
+    seed: int | None = None
+    source: str = "<launch>"
+    reference: str | None = None
+    rtol: float | None = None
+    atol: float | None = None
+    per_output: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+
+    @property
+    def buffers(self) -> tuple[BufferArg, ...]:
+        return tuple(a for a in self.args if isinstance(a, BufferArg))
+
+    @property
+    def outputs(self) -> tuple[BufferArg, ...]:
+        return tuple(a for a in self.buffers if a.is_output)
+
+    @property
+    def threads(self) -> int:
+        return int(np.prod(self.grid)) * int(np.prod(self.block))
+
+    def shared_bytes(self, target: str | None = None) -> int:
+        """Dynamic shared memory for ``target`` (``'sm_80'``, ``'sm_90'``; ``'sm_90a'`` reads
+        ``'sm_90'``)."""
+        d = self.dynamic_shared_bytes
+        if isinstance(d, Mapping):
+            key = target_key(target) if target else None
+            if key in d:
+                return int(d[key])
+            if len(d) == 1 and key is None:
+                return int(next(iter(d.values())))
+            raise InputError(f"dynamic_shared_bytes has no value for target {target!r}",
+                             Span(self.source), expected=sorted(d))
+        return int(d)
+
+    def seed_for(self, kernel: str | None = None) -> int:
+        if self.seed is not None:
+            return int(self.seed)
+        name = self.name or kernel
+        if not name:
+            raise InputError("no seed: give the spec a 'seed' or a name", Span(self.source))
+        return entry_seed(name)
+
+
+def target_key(target: str | None) -> str | None:
+    """``'sm_90a'`` -> ``'sm_90'``: the key a manifest uses for a PTX ``.target``."""
+    if target is None:
+        return None
+    m = re.fullmatch(r"(sm_\d+)[a-z]?", target.strip())
+    return m.group(1) if m else target
+
+
+def _locate(text: str | None, source: str, needle: str) -> Span:
+    """The span of the first occurrence of ``needle`` in the spec's text (line/col 1-based)."""
+    if text and needle:
+        k = text.find(needle)
+        if k >= 0:
+            line = text.count("\n", 0, k) + 1
+            col = k - (text.rfind("\n", 0, k) + 1) + 1
+            return Span(source, line, col, line, col + len(needle))
+    return Span(source)
+
+
+def _dim3(v, what, span) -> tuple[int, int, int]:
+    if isinstance(v, int):
+        v = [v]
+    if not isinstance(v, (list, tuple)) or not 1 <= len(v) <= 3 or \
+            not all(isinstance(x, int) and x >= 1 for x in v):
+        raise InputError(f"{what} must be 1 to 3 positive integers, got {v!r}", span)
+    return tuple(list(v) + [1] * (3 - len(v)))
+
+
+_INIT_RE = re.compile(r"\s*([a-z]+)\s*(?:\((.*)\))?\s*")
+
+
+def parse_init(init: str, span: Span | None = None) -> tuple[str, tuple[float, ...]]:
+    """``'randn(2)'`` -> ``('randn', (2.0,))``; checks the kind and the parameter count."""
+    m = _INIT_RE.fullmatch(init) if isinstance(init, str) else None
+    if not m or m.group(1) not in INIT_KINDS:
+        raise InputError(f"bad init {init!r}", span, expected=[
+            "randn", "randn(scale)", "uniform", "uniform(a,b)", "zeros", "full(v)",
+            "randint(a,b)", "logrand(a,b)"])
+    kind, par = m.group(1), m.group(2)
+    try:
+        params = tuple(float(p) for p in par.split(",")) if par and par.strip() else ()
+    except ValueError:
+        raise InputError(f"bad parameters in init {init!r}", span) from None
+    counts = {"randn": (0, 1), "uniform": (0, 2), "zeros": (0,), "full": (1,), "randint": (2,),
+              "logrand": (2,)}
+    if len(params) not in counts[kind]:
+        raise InputError(f"init {kind} takes {' or '.join(map(str, counts[kind]))} parameters, "
+                         f"got {len(params)} in {init!r}", span)
+    return kind, params
+
+
+def parse_launch(obj: Mapping, *, source: str = "<launch>", text: str | None = None,
+                 name: str | None = None) -> LaunchSpec:
+    """A :class:`LaunchSpec` from the manifest's ``launch`` object (errors point into ``text``)."""
+    if not isinstance(obj, Mapping):
+        raise InputError("a launch spec is a JSON object with grid, block and args", Span(source))
+    for key in ("grid", "block", "args"):
+        if key not in obj:
+            raise InputError(f"launch spec has no {key!r}", Span(source))
+    grid = _dim3(obj["grid"], "grid", _locate(text, source, '"grid"'))
+    block = _dim3(obj["block"], "block", _locate(text, source, '"block"'))
+    if int(np.prod(block)) > 1024:
+        raise InputError(f"block {list(block)} has more than 1024 threads", _locate(text, source, '"block"'))
+    dyn = obj.get("dynamic_shared_bytes", 0)
+    if isinstance(dyn, Mapping):
+        dyn = {str(k): int(v) for k, v in dyn.items()}
+    elif not isinstance(dyn, int) or dyn < 0:
+        raise InputError(f"dynamic_shared_bytes must be an int or {{target: int}}, got {dyn!r}",
+                         _locate(text, source, '"dynamic_shared_bytes"'))
+    args = []
+    seen = set()
+    for i, a in enumerate(obj["args"]):
+        if not isinstance(a, Mapping):
+            raise InputError(f"argument {i} is not an object", Span(source))
+        if "buffer" in a:
+            nm = str(a["buffer"])
+            span = _locate(text, source, f'"{nm}"')
+            _check_dtype(a.get("dtype"), DEVICE_NP, span)
+            shape = a.get("shape")
+            if isinstance(shape, int):
+                shape = [shape]
+            if not isinstance(shape, (list, tuple)) or not all(isinstance(s, int) and s >= 0 for s in shape):
+                raise InputError(f"buffer {nm}: shape must be a list of non-negative ints", span)
+            init = a.get("init", "zeros")
+            parse_init(init, _locate(text, source, f'"{init}"') if isinstance(init, str) else span)
+            role = a.get("role", "in")
+            if role not in ROLES:
+                raise InputError(f"buffer {nm}: bad role {role!r}", span, expected=list(ROLES))
+            arg = BufferArg(nm, a["dtype"], tuple(shape), init, role)
+        elif "scalar" in a:
+            nm = str(a["scalar"])
+            span = _locate(text, source, f'"{nm}"')
+            _check_dtype(a.get("dtype"), SCALAR_NP, span)
+            if "value" not in a:
+                raise InputError(f"scalar {nm} has no value", span)
+            arg = ScalarArg(nm, a["dtype"], a["value"])
+            arg.numpy()
+        else:
+            raise InputError(f"argument {i} is neither a buffer nor a scalar", Span(source),
+                             expected=["buffer", "scalar"])
+        if arg.name in seen:
+            raise InputError(f"argument name {arg.name!r} is used twice", Span(source))
+        seen.add(arg.name)
+        args.append(arg)
+    return LaunchSpec(grid=grid, block=block, args=tuple(args), dynamic_shared_bytes=dyn,
+                      name=name or obj.get("name"), seed=obj.get("seed"), source=source)
+
+
+def load_launch(ref: str | Path, kernel: str | None = None) -> LaunchSpec:
+    """Read a launch spec: ``spec.json`` (the launch object itself, or a manifest entry with a
+    ``launch`` key) or ``manifest.json#entry``.  A manifest without ``#entry`` is searched for
+    the entry whose kernel is ``kernel``."""
+    ref = str(ref)
+    path, _, entry = ref.partition("#")
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise InputError(f"cannot read launch spec: {exc.strerror or exc}", Span(path)) from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"launch spec is not JSON: {exc.msg}", Span(path, exc.lineno, exc.colno)) from None
+    if isinstance(obj, Mapping) and "entries" in obj:
+        entries = obj["entries"]
+        want = entry or kernel
+        if not want:
+            raise InputError("a manifest needs an entry: manifest.json#NAME", Span(path),
+                             expected=[e.get("name") for e in entries])
+        found = [e for e in entries if e.get("name") == want] or \
+                ([e for e in entries if e.get("entry") == want] if not entry else [])
+        if not found:
+            raise InputError(f"manifest has no entry {want!r}", _locate(text, path, '"entries"'),
+                             expected=[e.get("name") for e in entries])
+        return spec_from_entry(found[0], source=path, text=text, base=p.parent)
+    if entry:
+        raise InputError(f"{path} is not a manifest (no 'entries'); drop '#{entry}'", Span(path))
+    if isinstance(obj, Mapping) and "launch" in obj:
+        return spec_from_entry(obj, source=path, text=text, base=p.parent)
+    return parse_launch(obj, source=path, text=text)
+
+
+def spec_from_entry(entry: Mapping, *, source: str = "<manifest>", text: str | None = None,
+                    base: Path | None = None) -> LaunchSpec:
+    """The launch of a manifest entry, with its reference (``reference.py:ref_x`` beside the
+    manifest) and tolerances."""
+    spec = parse_launch(entry["launch"], source=source, text=text, name=entry.get("name"))
+    ref = entry.get("reference")
+    if ref and ":" not in ref and base is not None and (base / "reference.py").exists():
+        ref = f"{base / 'reference.py'}:{ref}"
+    tol = entry.get("tolerance") or {}
+    per = entry.get("per_output") or tol.get("per_output") or {}
+    return LaunchSpec(grid=spec.grid, block=spec.block, args=spec.args,
+                      dynamic_shared_bytes=spec.dynamic_shared_bytes, name=spec.name,
+                      seed=spec.seed, source=source, reference=ref, rtol=tol.get("rtol"),
+                      atol=tol.get("atol"), per_output=dict(per))
+
+
+# ----------------------------------------------------------------------------------------------
+# building inputs
+# ----------------------------------------------------------------------------------------------
+
+def make_buffer(rng: np.random.Generator, arg: BufferArg) -> np.ndarray:
+    """The decoded values of one buffer (draws from ``rng`` as the corpus does)."""
+    shape = arg.shape
+    kind, par = parse_init(arg.init)
+    if kind == "zeros":
+        x = np.zeros(shape, dtype=np.float64)
+    elif kind == "full":
+        x = np.full(shape, par[0], dtype=np.float64)
+    elif kind == "randn":
+        x = rng.standard_normal(shape, dtype=np.float32).astype(np.float64) * (par[0] if par else 1.0)
+    elif kind == "uniform":
+        lo, hi = par if par else (-1.0, 1.0)
+        x = rng.uniform(lo, hi, size=shape)
+    elif kind == "logrand":
+        sign = np.where(rng.random(shape) < 0.5, -1.0, 1.0)
+        x = sign * 10.0 ** rng.uniform(par[0], par[1], size=shape)
+    else:  # randint, inclusive bounds
+        x = rng.integers(int(par[0]), int(par[1]) + 1, size=shape, dtype=np.int64)
+    return round_to_dtype(x, arg.dtype)
+
+
+def round_to_dtype(x, dtype: str) -> np.ndarray:
+    """Values -> decoded values of ``dtype`` (RNE; integers clipped; e4m3 saturates)."""
+    if dtype in EXACT_DTYPES:
+        info = np.iinfo(DEVICE_NP[dtype])
+        return np.clip(np.asarray(x), info.min, info.max).astype(DEVICE_NP[dtype])
+    if dtype in ("f32", "f64"):
+        return np.asarray(x, dtype=DEVICE_NP[dtype])
+    if dtype == "f16":
+        return np.asarray(x, dtype=np.float64).astype(np.float16)
+    if dtype == "bf16":
+        return round_bf16(x)
+    if dtype == "e4m3":
+        return e4m3_bits_to_f32(f64_to_e4m3_bits(x))
+    raise InputError(f"unknown dtype {dtype!r}", expected=sorted(DEVICE_NP))
+
+
+def build_inputs(spec: LaunchSpec, seed: int | None = None) -> dict:
+    """name -> decoded array or numpy scalar, in argument order (``reference.build_inputs``)."""
+    rng = np.random.default_rng(spec.seed_for() if seed is None else seed)
+    out = {}
+    for a in spec.args:
+        out[a.name] = make_buffer(rng, a) if isinstance(a, BufferArg) else a.numpy()
+    return out
+
+
+def load_inputs(spec: LaunchSpec, path: str | Path) -> dict:
+    """Decoded inputs from an ``.npz`` (keys ``NAME`` or ``in_NAME``, decoded values or device
+    storage); scalars missing from the file take the spec's values."""
+    try:
+        z = np.load(str(path))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read inputs: {exc}", Span(str(path))) from None
+    with z:
+        keys = set(z.files)
+        out = {}
+        for a in spec.args:
+            key = a.name if a.name in keys else f"in_{a.name}" if f"in_{a.name}" in keys else None
+            if isinstance(a, ScalarArg):
+                out[a.name] = SCALAR_NP[a.dtype](z[key][()]) if key else a.numpy()
+                continue
+            if key is None:
+                raise InputError(f"{path} has no array for buffer {a.name!r}", Span(str(path)),
+                                 expected=sorted(keys))
+            arr = np.asarray(z[key])
+            if arr.size != a.size:
+                raise InputError(f"{path}: {key} has {arr.size} elements, buffer {a.name} needs "
+                                 f"{a.size} {list(a.shape)}", Span(str(path)))
+            arr = arr.reshape(a.shape)
+            if a.dtype in ("bf16", "e4m3") and arr.dtype == DEVICE_NP[a.dtype]:
+                arr = decode(arr, a.dtype)
+            out[a.name] = round_to_dtype(arr, a.dtype) if a.dtype not in ("bf16", "e4m3") \
+                else np.asarray(arr, dtype=np.float32)
+    return out
+
+
+def device_buffers(spec: LaunchSpec, decoded: Mapping) -> dict[str, np.ndarray]:
+    """Fresh device-storage copies of every buffer (what ``run_kernel`` writes into)."""
+    return {a.name: np.array(encode(decoded[a.name], a.dtype), copy=True).reshape(a.shape)
+            for a in spec.buffers}
+
+
+def kernel_args(spec: LaunchSpec, device: Mapping, decoded: Mapping | None = None) -> list:
+    """The argument list for ``sim.run_kernel``: device buffers and numpy scalars, in order."""
+    out = []
+    for a in spec.args:
+        if isinstance(a, BufferArg):
+            out.append(device[a.name])
+        else:
+            out.append(decoded[a.name] if decoded is not None and a.name in decoded else a.numpy())
+    return out
+
+
+def decode_outputs(spec: LaunchSpec, device: Mapping) -> dict[str, np.ndarray]:
+    """Decoded values of the out/inout buffers."""
+    return {a.name: decode(device[a.name], a.dtype).reshape(a.shape) for a in spec.outputs}

@@ -1,0 +1,158 @@
+"""sim.launch: manifest-style launch specs, inputs identical to the corpus's, storage encodings."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import numpy as np
+import pytest
+
+from isa.errors import InputError
+from sim import launch as L
+from tests.conftest import CORPUS, corpus_or_skip
+
+SPEC = {
+    "grid": [2, 1], "block": 64, "dynamic_shared_bytes": {"sm_80": 16, "sm_90": 32},
+    "args": [
+        {"buffer": "x", "dtype": "bf16", "shape": [4, 8], "init": "randn(2)", "role": "in"},
+        {"buffer": "q", "dtype": "e4m3", "shape": [16], "init": "uniform(-500,500)", "role": "in"},
+        {"buffer": "i", "dtype": "s8", "shape": [16], "init": "randint(-200,200)", "role": "in"},
+        {"buffer": "y", "dtype": "f16", "shape": [8], "init": "full(1.5)", "role": "inout"},
+        {"buffer": "l", "dtype": "f32", "shape": [8], "init": "logrand(-3,3)", "role": "out"},
+        {"scalar": "n", "dtype": "s32", "value": 7},
+        {"scalar": "s", "dtype": "f32", "value": "0.5"},
+        {"scalar": "scratch", "dtype": "u64", "value": 0},
+    ],
+}
+
+
+def _reference_module():
+    corpus_or_skip()
+    spec = importlib.util.spec_from_file_location("corpus_reference", CORPUS / "reference.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_parse_fills_dims_and_picks_shared_bytes_per_target():
+    s = L.parse_launch(SPEC, name="demo")
+    assert s.grid == (2, 1, 1) and s.block == (64, 1, 1) and s.threads == 128
+    assert s.shared_bytes("sm_80") == 16 and s.shared_bytes("sm_90a") == 32
+    with pytest.raises(InputError):
+        s.shared_bytes("sm_70")
+    assert [a.name for a in s.outputs] == ["y", "l"]
+    assert s.seed_for() == L.entry_seed("demo")
+
+
+def test_inputs_are_rounded_to_their_dtype_and_scalars_typed():
+    s = L.parse_launch(SPEC, name="demo")
+    d = L.build_inputs(s)
+    assert list(d) == ["x", "q", "i", "y", "l", "n", "s", "scratch"]
+    assert d["x"].dtype == np.float32 and (L.round_bf16(d["x"]) == d["x"]).all()
+    assert np.abs(d["q"]).max() == 448.0                 # e4m3 saturates
+    assert d["i"].dtype == np.int8 and d["i"].min() == -128 and d["i"].max() == 127  # clipped
+    assert (d["y"] == np.float16(1.5)).all() and d["y"].dtype == np.float16
+    assert d["n"] == np.int32(7) and type(d["n"]) is np.int32
+    assert type(d["s"]) is np.float32 and d["s"] == 0.5 and type(d["scratch"]) is np.uint64
+    dev = L.device_buffers(s, d)
+    assert dev["x"].dtype == np.uint16 and dev["q"].dtype == np.uint8
+    assert (L.decode(dev["x"], "bf16") == d["x"]).all() and (L.decode(dev["q"], "e4m3") == d["q"]).all()
+    args = L.kernel_args(s, dev, d)
+    assert args[0] is dev["x"] and type(args[5]) is np.int32 and len(args) == 8
+    assert set(L.decode_outputs(s, dev)) == {"y", "l"}
+
+
+def test_seed_changes_draws_and_same_seed_repeats():
+    s = L.parse_launch(SPEC, name="demo")
+    a, b, c = L.build_inputs(s, 1), L.build_inputs(s, 1), L.build_inputs(s, 2)
+    assert (a["x"] == b["x"]).all() and not (a["x"] == c["x"]).all()
+
+
+@pytest.mark.parametrize("bad,match", [
+    ({"grid": [0, 1, 1]}, "grid"),
+    ({"block": [2048]}, "1024"),
+    ({"args": [{"buffer": "a", "dtype": "f8", "shape": [2]}]}, "dtype"),
+    ({"args": [{"buffer": "a", "dtype": "f32", "shape": [2], "init": "gauss"}]}, "init"),
+    ({"args": [{"buffer": "a", "dtype": "f32", "shape": [2], "init": "randint(1)"}]}, "parameters"),
+    ({"args": [{"buffer": "a", "dtype": "f32", "shape": [2], "role": "io"}]}, "role"),
+    ({"args": [{"scalar": "n", "dtype": "s32", "value": 1.5}]}, "integer"),
+    ({"args": [{"scalar": "n", "dtype": "s32", "value": 1}, {"scalar": "n", "dtype": "s32", "value": 2}]}, "twice"),
+    ({"args": [{"thing": 1}]}, "neither"),
+])
+def test_bad_specs_are_input_errors(bad, match):
+    with pytest.raises(InputError, match=match):
+        L.parse_launch(dict(SPEC, **bad))
+
+
+def test_errors_point_at_the_line_in_the_file(tmp_path):
+    text = json.dumps(dict(SPEC, args=[{"buffer": "a", "dtype": "f32", "shape": [2], "init": "gauss"}]), indent=1)
+    p = tmp_path / "spec.json"
+    p.write_text(text)
+    with pytest.raises(InputError) as exc:
+        L.load_launch(p)
+    want = next(i for i, line in enumerate(text.splitlines(), 1) if '"gauss"' in line)
+    assert exc.value.span.file == str(p) and exc.value.span.line == want
+    p.write_text("{not json")
+    with pytest.raises(InputError, match="not JSON"):
+        L.load_launch(p)
+    with pytest.raises(InputError, match="cannot read"):
+        L.load_launch(tmp_path / "missing.json")
+
+
+def test_npz_inputs_decoded_or_stored(tmp_path):
+    s = L.parse_launch(SPEC, name="demo")
+    d = L.build_inputs(s)
+    dev = L.device_buffers(s, d)
+    np.savez(tmp_path / "a.npz", **{f"in_{k}": v for k, v in d.items()})
+    np.savez(tmp_path / "b.npz", **dev)                   # device storage, scalars absent
+    for name in ("a.npz", "b.npz"):
+        got = L.load_inputs(s, tmp_path / name)
+        for k in d:
+            assert np.array_equal(np.asarray(got[k]), np.asarray(d[k])) and np.asarray(got[k]).dtype == np.asarray(d[k]).dtype
+    np.savez(tmp_path / "c.npz", x=np.zeros(3))
+    with pytest.raises(InputError):
+        L.load_inputs(s, tmp_path / "c.npz")
+
+
+def test_encodings_match_the_corpus_reference():
+    ref = _reference_module()
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.standard_normal(2000) * 10.0 ** rng.uniform(-12, 6, 2000),
+                        [0.0, -0.0, np.nan, np.inf, -np.inf, 448.0, 464.0, 480.0, -1e9, 2.0 ** -10, 2.0 ** -9 * 1.5]])
+    for dt in ("bf16", "e4m3", "f16", "f32", "s8", "u8", "s32"):
+        vals = ref.make_buffer(np.random.default_rng(1), "uniform(-300,300)", dt, [500])
+        assert np.array_equal(L.encode(vals, dt), ref.encode(vals, dt), equal_nan=dt in ("f16", "f32"))
+    assert np.array_equal(L.f32_to_bf16_bits(x.astype(np.float32)), ref.f32_to_bf16_bits(x.astype(np.float32)))
+    assert np.array_equal(L.f64_to_e4m3_bits(x), ref.f64_to_e4m3_bits(x))
+    codes = np.arange(256, dtype=np.uint8)
+    assert np.array_equal(L.decode(codes, "e4m3"), ref.decode(codes, "e4m3"), equal_nan=True)
+
+
+def test_every_manifest_launch_builds_the_inputs_the_gpu_saw(manifest):
+    ref = _reference_module()
+    for e in manifest["entries"]:
+        s = L.load_launch(f"{CORPUS / 'manifest.json'}#{e['name']}")
+        mine = L.build_inputs(s)
+        theirs = ref.build_inputs(e["launch"], ref.entry_seed(e["name"]))
+        assert list(mine) == list(theirs)
+        for k in theirs:
+            a, b = np.asarray(mine[k]), np.asarray(theirs[k])
+            assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b), (e["name"], k)
+        npz = CORPUS / "h200" / "io_sm90" / f"{e['name']}.sm_90.npz"
+        if npz.exists():
+            with np.load(npz) as z:
+                for k in theirs:
+                    assert np.array_equal(np.asarray(mine[k]), z[f"in_{k}"]), (e["name"], k)
+        assert s.reference.endswith(":" + e["reference"]) and s.rtol == e["tolerance"]["rtol"]
+        for t in e["ptx"]:
+            assert s.shared_bytes(t) >= 0
+
+
+def test_manifest_lookup_by_kernel_name_and_errors(corpus):
+    s = L.load_launch(corpus / "manifest.json", kernel="sgemm_naive")
+    assert s.name == "sgemm_naive" and s.grid == (3, 7, 1)
+    with pytest.raises(InputError, match="no entry"):
+        L.load_launch(f"{corpus / 'manifest.json'}#nope")
+    with pytest.raises(InputError, match="needs an entry"):
+        L.load_launch(corpus / "manifest.json")
