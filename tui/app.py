@@ -1,0 +1,390 @@
+"""``kernlens inspect``: a Textual app to browse kernels, their instruction mix, loops and runs.
+
+Files are parsed and analysed once, in a worker thread, while a loading indicator shows; each file
+appears in the kernel list as soon as it is ready. Keys: ``j``/``k`` and arrows move, ``/``
+searches instructions and opcodes (``n``/``N`` next/previous), ``g`` goes to a PTX line, ``[``/``]``
+switch kernels, ``1``–``5`` switch tabs, ``ctrl+p`` opens the command palette.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+from rich.text import Text
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.command import Hit, Hits, Provider
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.markup import escape
+from textual.widgets import Footer, Header, Input, OptionList, Static, TabbedContent, TabPane, Tree
+from textual.widgets.option_list import Option
+
+from . import backends
+from .model import KernelDoc, LoadedFile, load_file
+from .widgets.asm_view import AsmView
+from .widgets.dialogs import GotoLine
+from .widgets.loops import LoopTree
+from .widgets.overview import overview_markup
+from .widgets.run_panel import RunPanel
+from .widgets.source_view import SourceView
+
+TABS = ("code", "overview", "loops", "run", "timeline")
+
+
+class InspectorCommands(Provider):
+    """Command palette entries: open a kernel, switch tab, search, go to line, toggle source."""
+
+    def _commands(self):
+        app: InspectorApp = self.app  # type: ignore[assignment]
+        for i, (lf, doc) in enumerate(app.entries):
+            if doc is not None:
+                yield (f"Kernel: {doc.name} ({lf.name})", partial(app.select_entry, i), "show this kernel")
+            else:
+                yield (f"File with errors: {lf.name}", partial(app.select_entry, i), "show the error")
+        for t in TABS:
+            yield (f"Tab: {t.title()}", partial(app.action_tab, t), f"switch to the {t} tab")
+        yield ("Search instructions…", app.action_search, "find text or an opcode pattern (/)")
+        yield ("Go to line…", app.action_goto, "jump to a PTX line (g)")
+        yield ("Toggle source pane", app.action_toggle_source, "show or hide the CUDA/Triton source (s)")
+        yield ("Check recorded outputs", app.action_check, "check the H200's outputs for this kernel")
+
+    async def discover(self) -> Hits:
+        for name, cb, help_ in self._commands():
+            yield Hit(1.0, name, cb, help=help_)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, cb, help_ in self._commands():
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), cb, help=help_)
+
+
+class InspectorApp(App):
+    """Browse the kernels of one or more assembly files."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "kernlens inspect"
+    COMMANDS = App.COMMANDS | {InspectorCommands}
+
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("slash", "search", "Search"),
+        Binding("g", "goto", "Go to line"),
+        Binding("right_square_bracket", "kernel(1)", "Next kernel"),
+        Binding("left_square_bracket", "kernel(-1)", "Prev kernel", show=False),
+        Binding("s", "toggle_source", "Source"),
+        Binding("1", "tab('code')", "Code", show=False),
+        Binding("2", "tab('overview')", "Overview", show=False),
+        Binding("3", "tab('loops')", "Loops", show=False),
+        Binding("4", "tab('run')", "Run", show=False),
+        Binding("5", "tab('timeline')", "Timeline", show=False),
+        Binding("escape", "close_search", show=False),
+    ]
+
+    def __init__(self, paths: list[str], source_dirs=(), kernel: str | None = None, line: int | None = None,
+                 params: dict | None = None) -> None:
+        super().__init__()
+        self.paths = [str(p) for p in paths]
+        self.source_dirs = tuple(str(d) for d in source_dirs)
+        self.want_kernel = kernel
+        self.want_line = line
+        self.params = dict(params or {})
+        self.entries: list[tuple[LoadedFile, KernelDoc | None]] = []
+        self.current: int | None = None
+        self.loaded = False
+        self.show_source = True
+
+    # -- layout -----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="body"):
+            with Vertical(id="sidebar"):
+                yield Static("Kernels", id="sidebar-title")
+                yield OptionList(id="kernels")
+            with Vertical(id="main"):
+                with TabbedContent(initial="code", id="tabs"):
+                    with TabPane("Code", id="code"):
+                        yield Static(id="code-header")
+                        with Horizontal(id="code-body"):
+                            yield AsmView(id="asm")
+                            with Vertical(id="source-pane"):
+                                yield Static(id="source-title")
+                                yield SourceView(id="source")
+                    with TabPane("Overview", id="overview"):
+                        with VerticalScroll(id="overview-scroll"):
+                            yield Static(id="overview-body")
+                    with TabPane("Loops", id="loops"):
+                        yield LoopTree("loops", id="loop-tree")
+                    with TabPane("Run", id="run"):
+                        yield RunPanel(id="run-panel")
+                    with TabPane("Timeline", id="timeline"):
+                        with VerticalScroll():
+                            yield Static(id="timeline-body")
+                with VerticalScroll(id="error-panel"):
+                    yield Static(id="error-body")
+        yield Input(placeholder="search instructions or opcodes (ld.shared, mma, %r12)…", id="search")
+        yield Static(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#main").loading = True
+        self.query_one("#error-panel").display = False
+        self.query_one("#search").display = False
+        self.query_one("#status", Static).update(f"loading {len(self.paths)} file(s)…")
+        self.run_worker(self._load_all, thread=True, name="load", group="load")
+
+    # -- loading (worker thread) -------------------------------------------------------------
+
+    def _load_all(self) -> None:
+        for path in self.paths:
+            lf = load_file(path, self.source_dirs, self.params)
+            self.call_from_thread(self._add_file, lf)
+        self.call_from_thread(self._done_loading)
+
+    def _add_file(self, lf: LoadedFile) -> None:
+        ol = self.query_one("#kernels", OptionList)
+        items = [(lf, doc) for doc in lf.kernels] if lf.kernels else [(lf, None)]
+        for lf_, doc in items:
+            i = len(self.entries)
+            self.entries.append((lf_, doc))
+            if doc is None:
+                prompt = Text.assemble(("✗ ", "bold red"), (lf.name, ""), ("\n  parse error", "dim"))
+            else:
+                prompt = Text.assemble((doc.name, "bold"), (f"\n  {lf.name} · {len(doc.fn.instructions)} instr", "dim"))
+            ol.add_option(Option(prompt, id=str(i)))
+        if self.current is None:
+            target = self._initial_entry()
+            if target is not None:
+                self.select_entry(target)
+
+    def _initial_entry(self) -> int | None:
+        if self.want_kernel:
+            for i, (_, doc) in enumerate(self.entries):
+                if doc is not None and doc.name == self.want_kernel:
+                    return i
+            return None  # keep waiting for a later file
+        return 0 if self.entries else None
+
+    def _done_loading(self) -> None:
+        self.loaded = True
+        if self.current is None and self.entries:
+            self.select_entry(0)
+            if self.want_kernel:
+                self.notify(f"no kernel named {self.want_kernel}", severity="warning")
+        self.query_one("#main").loading = False
+        n = sum(1 for _, d in self.entries if d is not None)
+        bad = sum(1 for lf, d in self.entries if d is None)
+        t = sum(lf.seconds for lf, _ in {id(lf): (lf, None) for lf, _ in self.entries}.values())
+        self.sub_title = f"{n} kernel(s) in {len(self.paths)} file(s)" + (f", {bad} with errors" if bad else "")
+        if self.current is None:
+            self.query_one("#status", Static).update("no input")
+        else:
+            self._update_status()
+        self.log(f"loaded in {t:.2f}s")
+
+    # -- selection ---------------------------------------------------------------------------
+
+    @property
+    def doc(self) -> KernelDoc | None:
+        if self.current is None:
+            return None
+        return self.entries[self.current][1]
+
+    def select_entry(self, i: int) -> None:
+        if not (0 <= i < len(self.entries)):
+            return
+        self.current = i
+        lf, doc = self.entries[i]
+        ol = self.query_one("#kernels", OptionList)
+        if ol.highlighted != i:
+            ol.highlighted = i
+        self.query_one("#main").loading = False
+        tabs = self.query_one("#tabs", TabbedContent)
+        panel = self.query_one("#error-panel")
+        if doc is None:
+            tabs.display = False
+            panel.display = True
+            self.query_one("#error-body", Static).update(
+                f"[b $error]Cannot open {escape(lf.name)}[/]\n\n" + escape(lf.error.render() if lf.error else "unknown error"))
+            self.query_one("#status", Static).update(f"{lf.name}: error")
+            return
+        tabs.display = True
+        panel.display = False
+        self._show_doc(doc)
+        if self.want_line is not None:
+            line, self.want_line = self.want_line, None
+            self.goto(line)
+
+    def _show_doc(self, doc: KernelDoc) -> None:
+        asm = self.query_one("#asm", AsmView)
+        asm.set_doc(doc)
+        a = doc.analysis
+        hdr = (f"[b]{escape(doc.name)}[/]  [dim]{escape(doc.path)}  ·  {len(doc.fn.instructions)} instructions  ·  "
+               f"facts: {escape(a.provider)}[/]\n"
+               f"[dim]{'heat':<4} {'line':>5} {'loop':<4}{'class':<17}{'count':>7} {'src':>6} │[/]")
+        self.query_one("#code-header", Static).update(hdr)
+        self._show_source(doc)
+        self.query_one("#overview-body", Static).update(overview_markup(doc))
+        self.query_one("#loop-tree", LoopTree).set_doc(doc)
+        self.query_one("#run-panel", RunPanel).set_doc(doc)
+        tm = backends.timing(doc.module.isa)
+        self.query_one("#timeline-body", Static).update(
+            ("[b]Timeline[/]\n" + escape(tm.message)) if tm.ok else "[$warning]" + escape(tm.message) + "[/]")
+        self._update_status()
+
+    def _show_source(self, doc: KernelDoc) -> None:
+        pane = self.query_one("#source-pane")
+        src = self.query_one("#source", SourceView)
+        hit = doc.main_source
+        lines = doc.source_text()
+        if not lines:
+            where = f"{hit.wanted}: not found" if hit else "no source named in the file"
+            self.query_one("#source-title", Static).update(f"[dim]{escape(where)} (use --source-dir)[/]")
+            src.set_source((), set())
+            pane.display = self.show_source and False
+            return
+        used = {ins.loc.line for ins in doc.fn.instructions if ins.loc is not None}
+        self.query_one("#source-title", Static).update(
+            f"[b]{escape(hit.path.name)}[/] [dim]{'(no .loc lines: shown by name)' if not used else ''}[/]")
+        src.set_source(lines, used, str(hit.path))
+        pane.display = self.show_source
+
+    # -- events ------------------------------------------------------------------------------
+
+    @on(OptionList.OptionSelected, "#kernels")
+    def _kernel_selected(self, event: OptionList.OptionSelected) -> None:
+        self.select_entry(int(event.option.id))
+
+    @on(OptionList.OptionHighlighted, "#kernels")
+    def _kernel_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        i = int(event.option.id)
+        if i != self.current:
+            self.select_entry(i)
+
+    @on(AsmView.CursorMoved)
+    def _cursor_moved(self, event: AsmView.CursorMoved) -> None:
+        doc = self.doc
+        if doc is None:
+            return
+        loc = doc.loc_of(event.line)
+        src = self.query_one("#source", SourceView)
+        if loc is not None and doc.main_source and doc.main_source.path and \
+                Path(loc[0]).name == doc.main_source.path.name:
+            src.show_line(loc[1])
+        else:
+            src.show_line(None)
+        self._update_status()
+
+    @on(Tree.NodeSelected, "#loop-tree")
+    def _loop_selected(self, event: Tree.NodeSelected) -> None:
+        if event.node.data is not None:
+            self.action_tab("code")
+            self.goto(int(event.node.data))
+
+    @on(Input.Changed, "#search")
+    def _search_changed(self, event: Input.Changed) -> None:
+        self.query_one("#asm", AsmView).search(event.value)
+        self._update_status()
+
+    @on(Input.Submitted, "#search")
+    def _search_submitted(self, event: Input.Submitted) -> None:
+        self.query_one("#search").display = False
+        self.query_one("#asm", AsmView).focus()
+        self._update_status()
+
+    def _update_status(self) -> None:
+        doc = self.doc
+        if doc is None:
+            return
+        asm = self.query_one("#asm", AsmView)
+        parts = [doc.name, f"line {asm.line}"]
+        idxs = doc.line_instrs.get(asm.line)
+        if idxs:
+            n = doc.analysis.notes[idxs[0]]
+            ins = doc.fn.instructions[idxs[0]]
+            parts.append(ins.full_opcode + (f" [{n.label}]" if n.label else ""))
+            if n.depth:
+                parts.append(f"loop depth {n.depth}")
+        loc = doc.loc_of(asm.line)
+        if loc:
+            parts.append(f"{Path(loc[0]).name}:{loc[1]}")
+        if asm.query:
+            pos = asm.match_position()
+            parts.append(f"/{asm.query}: {len(asm.matches)} match(es)" + (f", at {pos}" if pos else ""))
+        self.query_one("#status", Static).update(escape("  ·  ".join(parts)))
+
+    # -- actions -----------------------------------------------------------------------------
+
+    def action_search(self) -> None:
+        if self.doc is None:
+            return
+        self.action_tab("code")
+        inp = self.query_one("#search", Input)
+        inp.display = True
+        inp.focus()
+
+    def action_close_search(self) -> None:
+        inp = self.query_one("#search", Input)
+        if inp.display:
+            inp.display = False
+            self.query_one("#asm", AsmView).focus()
+
+    def action_goto(self) -> None:
+        doc = self.doc
+        if doc is None:
+            return
+
+        def done(line: int | None) -> None:
+            if line is not None:
+                self.goto(line)
+
+        self.push_screen(GotoLine(doc.first_line, doc.last_line), done)
+
+    def goto(self, line: int) -> bool:
+        """Show PTX line ``line`` of the current file, switching kernel if another one holds it."""
+        doc = self.doc
+        if doc is None:
+            return False
+        asm = self.query_one("#asm", AsmView)
+        if asm.goto_line(line):
+            self.action_tab("code")
+            asm.focus()
+            return True
+        for i, (lf, other) in enumerate(self.entries):
+            if other is not None and other.path == doc.path and other.first_line <= line <= other.last_line:
+                self.select_entry(i)
+                asm.goto_line(line)
+                self.action_tab("code")
+                asm.focus()
+                return True
+        self.notify(f"line {line} is not inside a kernel of {Path(doc.path).name}", severity="warning")
+        return False
+
+    def action_kernel(self, delta: int) -> None:
+        if self.entries:
+            cur = self.current if self.current is not None else 0
+            self.select_entry((cur + delta) % len(self.entries))
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one("#tabs", TabbedContent).active = tab
+        if tab == "code":
+            self.query_one("#asm", AsmView).focus()
+        elif tab == "loops":
+            self.query_one("#loop-tree").focus()
+
+    def action_toggle_source(self) -> None:
+        self.show_source = not self.show_source
+        if self.doc is not None:
+            self._show_source(self.doc)
+
+    def action_check(self) -> None:
+        self.action_tab("run")
+        self.query_one("#run-panel", RunPanel).check_recorded()
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "code":
+            self.query_one("#asm", AsmView).focus()

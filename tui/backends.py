@@ -1,0 +1,55 @@
+"""Which simulators and timing models this checkout has, asked once, answered in words.
+
+The Run and Timeline tabs call :func:`simulator` and :func:`timing`; each returns an
+:class:`Availability` whose ``message`` says what is missing when ``ok`` is False, so the tab can
+say so instead of pretending.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Availability:
+    ok: bool
+    message: str
+
+
+def _has(module: str, attr: str | None = None) -> bool:
+    try:
+        mod = importlib.import_module(module)
+    except ImportError:
+        return False
+    return attr is None or hasattr(mod, attr)
+
+
+def simulator(isa: str) -> Availability:
+    """The functional simulator for ``isa`` (``sim.run_kernel`` for PTX, ``sim.ascend`` for Ascend)."""
+    if isa == "ascend":
+        if _has("sim.ascend"):
+            return Availability(True, "sim.ascend")
+        return Availability(False, "The Ascend-like simulator (sim.ascend) is not in this checkout yet.")
+    if _has("sim", "run_kernel") and _has("sim.launch"):
+        return Availability(True, "sim.run_kernel")
+    return Availability(False, "The PTX functional simulator (sim.run_kernel with sim.launch) is not in this "
+                               "checkout yet, so kernels cannot be run from here.")
+
+
+def checker() -> Availability:
+    if _has("sim.check"):
+        return Availability(True, "sim.check")
+    return Availability(False, "The numerical check (sim.check) is not available.")
+
+
+def timing(isa: str) -> Availability:
+    """A timing model: the Ascend pipe timeline, or a PTX timing model when one exists."""
+    if isa == "ascend":
+        if _has("sim.ascend.timeline") or _has("sim.ascend", "timeline"):
+            return Availability(True, "sim.ascend timeline")
+        return Availability(False, "The Ascend pipe timeline (sim.ascend) is not in this checkout yet.")
+    if _has("sim.timing"):
+        return Availability(True, "sim.timing")
+    return Availability(False, "The timing model is not available: kernlens has no cycle model for PTX, so "
+                               "there is no per-unit timeline or stall breakdown to show.")

@@ -1,0 +1,42 @@
+"""``kernlens inspect FILE... [--source-dir DIR] [--kernel NAME] [--line N] [--param K=V]``."""
+
+from __future__ import annotations
+
+import argparse
+
+from isa.errors import InputError
+
+
+def _param(text: str) -> tuple[str, int]:
+    k, sep, v = text.partition("=")
+    if not sep or not k:
+        raise argparse.ArgumentTypeError(f"expected K=V, got {text!r}")
+    try:
+        return k, int(v, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{k}: {v!r} is not an integer") from None
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("inspect", help="browse kernels in a terminal UI",
+                              description="Browse kernels: annotated assembly, mix, loops, runs.")
+    p.add_argument("files", nargs="+", metavar="FILE", help="PTX or Ascend-like assembly files")
+    p.add_argument("--source-dir", action="append", default=[], metavar="DIR",
+                   help="where to look for CUDA/Triton sources named by .file (repeatable)")
+    p.add_argument("--kernel", help="kernel to show first")
+    p.add_argument("--line", type=int, help="PTX line to show first")
+    p.add_argument("--param", action="append", type=_param, default=[], metavar="K=V",
+                   help="kernel parameter value for trip-count estimates (repeatable)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    import sys
+
+    if not sys.stdout.isatty():
+        raise InputError("kernlens inspect needs a terminal (stdout is not a TTY)")
+    from .app import InspectorApp
+
+    app = InspectorApp(args.files, args.source_dir, kernel=args.kernel, line=args.line, params=dict(args.param))
+    app.run()
+    return 0

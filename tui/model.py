@@ -1,0 +1,189 @@
+"""The inspector's data: files, their kernels, and each kernel's lines with annotations.
+
+Nothing here imports Textual; the app builds views from these objects, and tests read them
+directly. :func:`load_file` never raises for bad input: a file that does not parse becomes a
+:class:`LoadedFile` whose ``error`` is the :class:`isa.errors.KernlensError` to show.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import isa
+from isa.errors import InputError, KernlensError, Span
+from isa.ir import Function, Module
+
+from . import corpus as corpus_mod
+from .analysis import KernelAnalysis, analyse
+from .sources import SourceHit, find_source, guess_source, read_lines
+
+_COMMENT = re.compile(r"//.*$")
+
+
+def kernel_range(lines: list[str], start: int) -> tuple[int, int]:
+    """1-based first and last line of the function whose header is on line ``start``: from the
+    header to the brace that closes its body (block comments are not special-cased)."""
+    depth, opened = 0, False
+    for i in range(start - 1, len(lines)):
+        text = _COMMENT.sub("", lines[i])
+        for ch in text:
+            if ch == "{":
+                depth += 1
+                opened = True
+            elif ch == "}":
+                depth -= 1
+                if opened and depth == 0:
+                    return start, i + 1
+    return start, len(lines)
+
+
+@dataclass
+class KernelDoc:
+    """One kernel as the views show it."""
+
+    path: str
+    module: Module
+    fn: Function
+    first_line: int
+    lines: list[str]
+    corpus: corpus_mod.CorpusInfo | None
+    source_dirs: tuple[str, ...] = ()
+    params: dict = field(default_factory=dict)
+    _analysis: KernelAnalysis | None = None
+
+    @property
+    def name(self) -> str:
+        return self.fn.name
+
+    @property
+    def key(self) -> str:
+        return f"{self.path}::{self.fn.name}"
+
+    @property
+    def last_line(self) -> int:
+        return self.first_line + len(self.lines) - 1
+
+    @property
+    def analysis(self) -> KernelAnalysis:
+        if self._analysis is None:
+            self._analysis = analyse(self.module, self.fn, self.corpus, self.params)
+        return self._analysis
+
+    @cached_property
+    def instr_line(self) -> list[int]:
+        """Instruction index -> its PTX line number."""
+        return [ins.span.line for ins in self.fn.instructions]
+
+    @cached_property
+    def line_instrs(self) -> dict[int, list[int]]:
+        """PTX line number -> indices of the instructions on it."""
+        out: dict[int, list[int]] = {}
+        for i, ln in enumerate(self.instr_line):
+            out.setdefault(ln, []).append(i)
+        return out
+
+    def index_of_line(self, line_no: int) -> int:
+        """Row index in :attr:`lines` of PTX line ``line_no`` (clamped into the kernel)."""
+        return min(max(line_no - self.first_line, 0), len(self.lines) - 1)
+
+    # -- high-level source ----------------------------------------------------------------
+
+    @cached_property
+    def source_files(self) -> dict[int, SourceHit]:
+        """``.file`` index -> where that file was found (or where we looked)."""
+        return {idx: find_source(fe.name, self.path, self.source_dirs) for idx, fe in self.module.files.items()}
+
+    @cached_property
+    def main_source(self) -> SourceHit | None:
+        """The source to show beside the code: the file most ``.loc`` lines point at, else a file
+        named like the assembly's stem."""
+        counts: dict[int, int] = {}
+        for ins in self.fn.instructions:
+            if ins.loc is not None:
+                counts[ins.loc.file] = counts.get(ins.loc.file, 0) + 1
+        if counts:
+            best = max(counts, key=counts.get)
+            hit = self.source_files.get(best)
+            if hit is not None:
+                return hit
+        return guess_source(self.path, self.source_dirs)
+
+    def loc_of(self, line_no: int) -> tuple[str, int] | None:
+        """``(file name, line)`` of the CUDA/Triton line that PTX line ``line_no`` came from."""
+        for i in self.line_instrs.get(line_no, ()):
+            loc = self.fn.instructions[i].loc
+            if loc is not None:
+                fe = self.module.files.get(loc.file)
+                return (fe.name if fe else f"file {loc.file}", loc.line)
+        return None
+
+    def source_text(self) -> tuple[str, ...]:
+        hit = self.main_source
+        return read_lines(str(hit.path)) if hit and hit.path else ()
+
+    def search(self, query: str) -> list[int]:
+        """Row indices whose text contains ``query`` (case-insensitive), or whose instruction's
+        opcode matches it as a dotted pattern (``ld.shared`` finds ``ld.shared.v4.f32``)."""
+        q = query.strip().lower()
+        if not q:
+            return []
+        from .analysis import match_pattern
+
+        hits = []
+        fn_instrs = self.fn.instructions
+        for row, text in enumerate(self.lines):
+            if q in text.lower():
+                hits.append(row)
+                continue
+            for i in self.line_instrs.get(self.first_line + row, ()):
+                if match_pattern(q, fn_instrs[i]) or q in (self.analysis.notes[i].label if i < len(self.analysis.notes) else ""):
+                    hits.append(row)
+                    break
+        return hits
+
+
+@dataclass
+class LoadedFile:
+    path: str
+    module: Module | None = None
+    error: KernlensError | None = None
+    kernels: list[KernelDoc] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def name(self) -> str:
+        return Path(self.path).name
+
+
+def load_file(path: str, source_dirs=(), params: dict | None = None, analyse_now: bool = True) -> LoadedFile:
+    """Parse ``path`` and prepare its kernels (analysis included unless ``analyse_now`` is False)."""
+    import time
+
+    t0 = time.perf_counter()
+    try:
+        module = isa.load(Path(path))
+    except KernlensError as exc:
+        if exc.source_line is None and exc.span is not None and exc.span.line:
+            try:
+                exc.source_line = Path(path).read_text(errors="replace").splitlines()[exc.span.line - 1]
+            except (OSError, IndexError):
+                pass
+        return LoadedFile(path, error=exc, seconds=time.perf_counter() - t0)
+    except RecursionError:
+        return LoadedFile(path, error=InputError("input nests too deeply to parse", Span(path)))
+    text_lines = (module.source or "").splitlines()
+    lf = LoadedFile(path, module)
+    for fn in module.kernels:
+        first, last = kernel_range(text_lines, fn.span.line) if fn.span.line else (1, len(text_lines))
+        doc = KernelDoc(path, module, fn, first, text_lines[first - 1:last],
+                        corpus_mod.lookup(path, fn.name), tuple(str(d) for d in source_dirs), dict(params or {}))
+        if analyse_now:
+            doc.analysis  # noqa: B018 - compute once, here, in the loading worker
+        lf.kernels.append(doc)
+    if not lf.kernels:
+        lf.error = InputError(f"no kernel (.entry) in {Path(path).name}", Span(path))
+    lf.seconds = time.perf_counter() - t0
+    return lf

@@ -1,0 +1,1 @@
+"""The inspector's widgets: code view, source view, overview, loops, run and timeline panels."""
