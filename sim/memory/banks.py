@@ -103,18 +103,23 @@ def _pair_rule(a: np.ndarray, m: np.ndarray) -> np.ndarray:
     return out & m.any(axis=1)
 
 
+def shared_costs(addresses, width_bytes: int, is_load: bool, active=None):
+    """(wavefronts, ideal, pair_rule) arrays, one entry per warp of ``addresses`` (W, 32)."""
+    width = _check_width(width_bytes)
+    a, m, _ = _prepare(addresses, active)
+    wf, groups = _group_wavefronts(a, m, width)
+    pair = _pair_rule(a, m) if (is_load and width >= 8) else np.zeros(a.shape[0], dtype=bool)
+    return np.where(pair, -(-wf // 2), wf), np.where(pair, -(-groups // 2), groups), pair
+
+
 def shared_access(addresses, width_bytes: int, is_load: bool, active=None):
     """The :class:`SharedAccess` of one warp (``addresses`` shape (32,)), or a list for (W, 32).
 
     >>> shared_access([4 * l for l in range(32)], 4, True).wavefronts
     1
     """
-    width = _check_width(width_bytes)
-    a, m, single = _prepare(addresses, active)
-    wf, groups = _group_wavefronts(a, m, width)
-    pair = _pair_rule(a, m) if (is_load and width >= 8) else np.zeros(a.shape[0], dtype=bool)
-    wf = np.where(pair, -(-wf // 2), wf)
-    ideal = np.where(pair, -(-groups // 2), groups)
+    single = np.ndim(addresses) == 1
+    wf, ideal, pair = shared_costs(addresses, width_bytes, is_load, active)
     res = [SharedAccess(int(w), int(i), bool(p)) for w, i, p in zip(wf, ideal, pair)]
     return res[0] if single else res
 
@@ -126,12 +131,8 @@ def shared_wavefronts(addresses, width_bytes: int, is_load: bool, active=None):
     the bytes each lane moves (1, 2, 4, 8 or 16: ``ld.shared.v2.f32`` is 8), ``active`` a boolean
     lane mask (or a 32-bit integer mask); None means all 32 lanes.
     """
-    width = _check_width(width_bytes)
-    a, m, single = _prepare(addresses, active)
-    wf, _ = _group_wavefronts(a, m, width)
-    if is_load and width >= 8:
-        wf = np.where(_pair_rule(a, m), -(-wf // 2), wf)
-    return int(wf[0]) if single else wf
+    wf, _, _ = shared_costs(addresses, width_bytes, is_load, active)
+    return int(wf[0]) if np.ndim(addresses) == 1 else wf
 
 
 def bank_conflicts(addresses, width_bytes: int, is_load: bool, active=None):

@@ -118,3 +118,44 @@ def test_global_sectors_batched_and_masked():
     addr = np.stack([4 * L, 128 * L])
     assert global_sectors(addr, 4).tolist() == [4, 32]
     assert global_sectors(addr, 4, np.stack([L < 8, L < 8])).tolist() == [1, 8]
+
+
+# ---- the per-instruction heat listener -------------------------------------------------------
+
+def _event(pc, space, kind, width, addresses, active=None):
+    from types import SimpleNamespace
+    addresses = np.asarray(addresses, dtype=np.uint64)
+    if active is None:
+        active = np.ones(addresses.shape, dtype=bool)
+    return SimpleNamespace(pc=pc, space=space, kind=kind, width=width, addresses=addresses, active=active)
+
+
+def test_heat_accumulates_per_instruction_and_per_line():
+    from types import SimpleNamespace
+
+    from sim.memory.heat import MemoryHeat
+    heat = MemoryHeat()
+    two_warps = np.stack([128 * L, 4 * L])              # a 32-way conflict and a clean access
+    heat(_event(3, "shared", "load", 4, two_warps))
+    heat(_event(3, "shared", "load", 4, two_warps[:1]))
+    heat(_event(5, "shared", "store", 16, np.stack([16 * L])))
+    heat(_event(7, "global", "load", 4, np.stack([0x7F0000000000 + 128 * L])))
+    heat(_event(8, "global", "store", 4, np.stack([4 * L]), np.stack([L < 8])))
+    heat(_event(9, "shared", "atomic", 4, np.stack([0 * L])))
+    heat(_event(4, "shared", "load", 4, np.stack([4 * L]), np.zeros((1, 32), bool)))   # nobody active
+    s3, s5, s7, s8, s9 = (heat.sites[k] for k in (3, 5, 7, 8, 9))
+    assert (s3.executions, s3.shared_load_wavefronts, s3.shared_ideal, s3.bank_conflicts) == (3, 65, 3, 62)
+    assert s3.replay == pytest.approx(65 / 3)
+    assert (s5.shared_store_wavefronts, s5.shared_ideal, s5.replay) == (4, 4, 1.0)
+    assert (s7.global_load_sectors, s7.global_ideal_sectors, s7.replay) == (32, 4, 8.0)
+    assert (s8.global_store_sectors, s8.global_ideal_sectors) == (1, 1)
+    assert (s9.shared_load_wavefronts, s9.shared_store_wavefronts) == (1, 1)
+    assert 4 not in heat.sites
+    tot = heat.totals()
+    assert tot.shared_load_wavefronts == 66 and tot.global_sectors == 33
+    fn = SimpleNamespace(instructions=[SimpleNamespace(span=SimpleNamespace(line=100 + pc // 2)) for pc in range(10)])
+    lines = heat.by_line(fn)
+    assert lines[101].shared_load_wavefronts == 65 and lines[102].shared_store_wavefronts == 4
+    assert lines[103].global_sectors == 32
+    assert lines[104].global_sectors == 1 and lines[104].shared_wavefronts == 2   # pcs 8 and 9
+    assert lines[104].to_dict()["bank_conflicts"] == 0 and lines[104].executions == 2
