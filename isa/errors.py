@@ -27,6 +27,14 @@ class Span:
         return f"{self.file}:{self.line}:{self.col}"
 
 
+_MAX_SHOWN = 160  # characters of a source line shown around an error
+
+
+def shorten(text: str, limit: int = 40) -> str:
+    """``text`` cut to ``limit`` characters for a message (a 50 MB token stays readable)."""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 class KernlensError(Exception):
     """Base of all errors kernlens reports to a user."""
 
@@ -50,12 +58,17 @@ class KernlensError(Exception):
         if self.span is not None and self.span.line:
             out.append(f"{self.span.file}:{self.span.line}:{self.span.col}: {self.kind}: {self.message}")
             if self.source_line is not None:
-                line = self.source_line.rstrip("\n").expandtabs(1)
-                out.append("  " + line)
+                line = self.source_line.rstrip("\n").replace("\t", " ")
                 caret_col = max(1, self.span.col)
                 width = 1
                 if self.span.end_line == self.span.line and self.span.end_col > self.span.col:
                     width = self.span.end_col - self.span.col
+                if len(line) > _MAX_SHOWN:  # show a window around the caret, not a 50 MB line
+                    start = max(0, caret_col - 1 - _MAX_SHOWN // 2)
+                    line = ("..." if start else "") + line[start:start + _MAX_SHOWN] + "..."
+                    caret_col = caret_col - start + (3 if start else 0)
+                width = max(1, min(width, _MAX_SHOWN // 2))
+                out.append("  " + line)
                 out.append("  " + " " * (caret_col - 1) + "^" + "~" * (width - 1))
         elif self.span is not None:
             out.append(f"{self.span.file}: {self.kind}: {self.message}")

@@ -26,7 +26,7 @@ from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from .. import ir
-from ..errors import Diagnostic, KernlensError, ParseError, SemanticError, Span
+from ..errors import Diagnostic, KernlensError, ParseError, SemanticError, Span, shorten
 
 GRAMMAR = Path(__file__).with_name("grammar.lark")
 
@@ -604,7 +604,7 @@ def _syntax_error(exc: UnexpectedInput, text: str, file: str, lark: Lark) -> Par
             return ParseError("unexpected end of file (is the file truncated?)",
                               Span(file, len(lines), len(lines[-1]) + 1),
                               expected=_describe_expected(lark, exc.expected), source_line=lines[-1])
-        msg = f"unexpected '{tok}'"
+        msg = f"unexpected '{shorten(str(tok))}'"
         expected = _describe_expected(lark, exc.expected)
         return ParseError(msg, Span(file, line, col, line, col + max(1, len(str(tok)))), expected=expected,
                           source_line=_line(text, line))

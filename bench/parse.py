@@ -1,0 +1,60 @@
+"""Parse speed: lines per second over the corpus, next to ptxas compiling the same files.
+
+Target (issue 2): parsing the whole corpus takes at most half the time ptxas needs to compile it.
+Run: .venv/bin/python bench/parse.py [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import isa  # noqa: E402
+
+
+def corpus_files() -> list[Path]:
+    files = sorted((ROOT.parent / "shared" / "corpus" / "ptx").glob("*.ptx"))
+    return files or sorted((ROOT / "examples" / "ptx").glob("*.ptx"))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    files = corpus_files()
+    texts = [(str(p), p.read_text()) for p in files]
+    lines = sum(t.count("\n") for _, t in texts)
+    isa.loads(texts[0][1], texts[0][0])  # build the parser once (grammar compilation is not parsing)
+    best = float("inf")
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        for name, text in texts:
+            isa.loads(text, name)
+        best = min(best, time.perf_counter() - t0)
+    print(f"files: {len(files)}  lines: {lines}")
+    print(f"kernlens parse: {best:.3f} s (best of {args.repeat})  {lines / best:,.0f} lines/s")
+    if shutil.which("ptxas") is None:
+        print("ptxas: not on PATH, no ratio")
+        return 0
+    ptx_best = float("inf")
+    for _ in range(max(1, args.repeat // 2)):
+        t0 = time.perf_counter()
+        for p in files:
+            target = isa.loads(p.read_text(), str(p)).target
+            subprocess.run(["ptxas", f"-arch={target}", str(p), "-o", "/dev/null"], check=True)
+        ptx_best = min(ptx_best, time.perf_counter() - t0)
+    print(f"ptxas compile: {ptx_best:.3f} s  ({lines / ptx_best:,.0f} lines/s)")
+    ratio = best / ptx_best
+    print(f"parse / ptxas = {ratio:.2f}  (target <= 0.50: {'met' if ratio <= 0.5 else 'NOT met'})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
