@@ -176,7 +176,8 @@ class LaunchSpec:
     """Grid, block, dynamic shared memory and arguments of one launch.
 
     ``dynamic_shared_bytes`` is an int, or ``{target: int}`` (Triton kernels, whose shared memory
-    is all dynamic).  ``name`` is the manifest entry (it fixes the input seed); ``reference``,
+    is all dynamic).  ``name`` is the manifest entry (it fixes the input seed), ``kernel`` the
+    entry point it launches; ``reference``,
     ``rtol``/``atol`` and ``per_output`` come from a manifest entry when there is one.
     """
 
@@ -187,6 +188,7 @@ class LaunchSpec:
     name: str | None = None
     seed: int | None = None
     source: str = "<launch>"
+    kernel: str | None = None
     reference: str | None = None
     rtol: float | None = None
     atol: float | None = None
@@ -332,7 +334,8 @@ def parse_launch(obj: Mapping, *, source: str = "<launch>", text: str | None = N
         seen.add(arg.name)
         args.append(arg)
     return LaunchSpec(grid=grid, block=block, args=tuple(args), dynamic_shared_bytes=dyn,
-                      name=name or obj.get("name"), seed=obj.get("seed"), source=source)
+                      name=name or obj.get("name"), seed=obj.get("seed"), source=source,
+                      kernel=obj.get("kernel"))
 
 
 def load_launch(ref: str | Path, kernel: str | None = None) -> LaunchSpec:
@@ -381,7 +384,7 @@ def spec_from_entry(entry: Mapping, *, source: str = "<manifest>", text: str | N
     per = entry.get("per_output") or tol.get("per_output") or {}
     return LaunchSpec(grid=spec.grid, block=spec.block, args=spec.args,
                       dynamic_shared_bytes=spec.dynamic_shared_bytes, name=spec.name,
-                      seed=spec.seed, source=source, reference=ref, rtol=tol.get("rtol"),
+                      seed=spec.seed, source=source, kernel=entry.get("entry"), reference=ref, rtol=tol.get("rtol"),
                       atol=tol.get("atol"), per_output=dict(per))
 
 
@@ -485,3 +488,63 @@ def kernel_args(spec: LaunchSpec, device: Mapping, decoded: Mapping | None = Non
 def decode_outputs(spec: LaunchSpec, device: Mapping) -> dict[str, np.ndarray]:
     """Decoded values of the out/inout buffers."""
     return {a.name: decode(device[a.name], a.dtype).reshape(a.shape) for a in spec.outputs}
+
+
+# ----------------------------------------------------------------------------------------------
+# running a spec
+# ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Execution:
+    """One simulated launch: its inputs, its outputs (decoded), and what the simulator saw."""
+
+    kernel: str
+    spec: LaunchSpec
+    inputs: dict            # decoded inputs and scalars, as a reference takes them
+    device: dict            # device storage of every buffer after the run
+    outputs: dict           # decoded out/inout buffers
+    stats: dict
+    problems: tuple
+    seconds: float
+
+
+def kernel_function(module, spec: LaunchSpec, kernel: str | None = None):
+    """The IR function a spec launches (``kernel``, else the spec's, else the only kernel),
+    checked against the spec's argument count."""
+    name = kernel or spec.kernel
+    if name is None:
+        if len(module.kernels) != 1:
+            raise InputError("the module has several kernels: name one",
+                             expected=[k.name for k in module.kernels])
+        name = module.kernels[0].name
+    fn = module.function(name)
+    if len(fn.params) != len(spec.args):
+        names = ", ".join(p.name for p in fn.params)
+        raise InputError(f"kernel {fn.name} takes {len(fn.params)} parameters ({names}); the launch "
+                         f"spec {spec.source} gives {len(spec.args)}", fn.span,
+                         source_line=module.source_line(fn.span.line))
+    return fn
+
+
+def execute(module, spec: LaunchSpec, kernel: str | None = None, *, inputs: Mapping | None = None,
+            seed: int | None = None, listeners=()) -> Execution:
+    """Build the inputs (``inputs`` = decoded arrays, else drawn by the seed rule), run the kernel
+    on ``sim.run_kernel`` and decode its outputs."""
+    import time
+
+    import sim
+    from isa.errors import SimulationError
+
+    fn = kernel_function(module, spec, kernel)
+    decoded = dict(inputs) if inputs is not None else build_inputs(
+        spec, seed if seed is not None else spec.seed_for(fn.name))
+    device = device_buffers(spec, decoded)
+    run_kernel = getattr(sim, "run_kernel", None)
+    if run_kernel is None:
+        raise SimulationError("the PTX simulator engine (sim.run_kernel) is not part of this build")
+    t0 = time.perf_counter()
+    result = run_kernel(module, fn.name, spec.grid, spec.block, kernel_args(spec, device, decoded),
+                        spec.shared_bytes(module.target), listeners=tuple(listeners))
+    seconds = time.perf_counter() - t0
+    return Execution(fn.name, spec, decoded, device, decode_outputs(spec, device),
+                     dict(result.stats), tuple(result.problems), seconds)

@@ -1,0 +1,259 @@
+"""kernlens run: simulate one kernel launch, report what it executed, check its outputs.
+
+    kernlens run sgemm.sm_90.ptx --kernel sgemm_naive --launch spec.json \\
+        [--inputs in.npz] [--out out.npz] [--reference mod:func] [--json]
+    kernlens run ptx/sgemm_naive.sm_90.ptx --launch manifest.json#sgemm_naive
+
+A PTX file runs on the functional SIMT simulator (``sim.run_kernel``); ``--machine davinci-a2``
+or an ``.asm`` file goes to the Ascend-like simulator (``sim.ascend.cli``).  Inputs are the
+spec's (the corpus seed rule) unless ``--inputs`` gives them.  With a reference (``--reference``,
+or the manifest entry's ``reference.py`` function) the outputs are checked (``sim.check``).
+
+Exit status: 0 = ran, no undefined behaviour, check passed (or no reference);
+1 = the check failed or undefined behaviour was found; 2 = bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import sys
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+
+import numpy as np
+
+from isa.errors import InputError, Span
+
+PTX_MACHINES = ("h200",)
+ASCEND_MACHINES = ("davinci-a2",)
+ASCEND_SUFFIXES = (".asm",)
+
+
+class _KeepFirst:
+    """A parser proxy for another module's ``add_arguments``: options this module already
+    defines are kept as they are instead of clashing."""
+
+    def __init__(self, parser: argparse.ArgumentParser):
+        self._parser = parser
+
+    def add_argument(self, *names, **kw):
+        taken = self._parser._option_string_actions
+        if any(n in taken for n in names if n.startswith("-")) or \
+                any(not n.startswith("-") and any(a.dest == n for a in self._parser._actions) for n in names):
+            return None
+        return self._parser.add_argument(*names, **kw)
+
+    def __getattr__(self, name):
+        return getattr(self._parser, name)
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "run", help="simulate a kernel launch and check its outputs",
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("file", metavar="FILE", help="PTX file (or Ascend-like .asm)")
+    p.add_argument("--kernel", "-k", metavar="NAME", help="entry point (default: the launch's, "
+                   "or the file's only kernel)")
+    p.add_argument("--launch", metavar="SPEC", help="launch spec JSON, or manifest.json#ENTRY")
+    p.add_argument("--inputs", metavar="NPZ", help="input arrays (NAME or in_NAME keys)")
+    p.add_argument("--out", metavar="NPZ", help="write inputs (in_NAME) and outputs (got_NAME)")
+    p.add_argument("--reference", metavar="MODULE:FUNCTION",
+                   help="reference taking a dict of decoded inputs, returning expected outputs "
+                        "(MODULE may be a .py path)")
+    p.add_argument("--rtol", type=float, help="relative tolerance (default: the spec's, else per dtype)")
+    p.add_argument("--atol", type=float, help="absolute tolerance")
+    p.add_argument("--seed", type=int, help="input seed (default: crc32 of the entry name)")
+    p.add_argument("--machine", metavar="NAME", help="h200 (PTX, default) or davinci-a2 (Ascend-like)")
+    p.add_argument("--heat", type=int, nargs="?", const=10, metavar="N",
+                   help="show the N PTX lines with the most shared wavefronts / global sectors")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    try:
+        ascend = importlib.import_module("sim.ascend.cli")
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("sim.ascend.cli", "sim.ascend"):
+            raise
+    else:
+        add = getattr(ascend, "add_arguments", None)
+        if add is not None:
+            add(_KeepFirst(p))
+    p.set_defaults(func=run)
+    return p
+
+
+def _is_ascend(args) -> bool:
+    m = (args.machine or "").lower()
+    return m in ASCEND_MACHINES or (not m and Path(args.file).suffix.lower() in ASCEND_SUFFIXES)
+
+
+def run(args) -> int:
+    if _is_ascend(args):
+        try:
+            mod = importlib.import_module("sim.ascend.cli")
+        except ModuleNotFoundError as exc:
+            if exc.name not in ("sim.ascend.cli", "sim.ascend"):
+                raise
+            raise InputError(f"the Ascend-like simulator (sim.ascend.cli) is not part of this build; "
+                             f"cannot run {args.file} on {args.machine or 'davinci-a2'}",
+                             Span(args.file)) from None
+        return int(mod.run_ascend(args) or 0)
+    if args.machine and args.machine.lower() not in PTX_MACHINES:
+        raise InputError(f"unknown machine {args.machine!r}", expected=list(PTX_MACHINES + ASCEND_MACHINES))
+    return run_ptx(args)
+
+
+# ----------------------------------------------------------------------------------------------
+# PTX
+# ----------------------------------------------------------------------------------------------
+
+def _read_module(path: str):
+    from isa.ptx.parser import parse
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}", Span(path)) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{path} is not a text file", Span(path)) from None
+    return parse(text, path)
+
+
+def load_reference(ref: str):
+    """``module:function`` or ``path/to/file.py:function`` -> the callable."""
+    mod_name, sep, fn_name = ref.rpartition(":")
+    if not sep or not mod_name or not fn_name:
+        raise InputError(f"--reference must be MODULE:FUNCTION, got {ref!r}")
+    try:
+        if mod_name.endswith(".py") or Path(mod_name).exists():
+            spec = importlib.util.spec_from_file_location(Path(mod_name).stem + "_reference", mod_name)
+            if spec is None or spec.loader is None:
+                raise ImportError(mod_name)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(mod_name)
+    except (ImportError, OSError, SyntaxError) as exc:
+        raise InputError(f"cannot load reference module {mod_name!r}: {exc}") from None
+    fn = getattr(module, fn_name, None)
+    if not callable(fn):
+        raise InputError(f"reference module {mod_name!r} has no function {fn_name!r}")
+    return fn
+
+
+def run_ptx(args) -> int:
+    from sim import launch as L
+    from sim.check import check_outputs
+    from sim.memory.heat import MemoryHeat
+
+    if not args.launch:
+        raise InputError("a PTX run needs --launch SPEC.json (or manifest.json#ENTRY)", Span(args.file))
+    module = _read_module(args.file)
+    spec = L.load_launch(args.launch, args.kernel)
+    fn = L.kernel_function(module, spec, args.kernel)
+    decoded = L.load_inputs(spec, args.inputs) if args.inputs else None
+    heat = MemoryHeat() if args.heat else None
+    ex = L.execute(module, spec, fn.name, inputs=decoded, seed=args.seed, listeners=[heat] if heat else [])
+    decoded, got, seconds = ex.inputs, ex.outputs, ex.seconds
+
+    report = None
+    ref_name = args.reference or spec.reference
+    if ref_name:
+        ref_fn = load_reference(ref_name)
+        ref_in = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in decoded.items()}
+        try:
+            expected = ref_fn(ref_in)
+        except Exception as exc:  # a user's reference failing is bad input, not a crash
+            raise InputError(f"reference {ref_name} raised {type(exc).__name__}: {exc}") from None
+        if not isinstance(expected, dict):
+            raise InputError(f"reference {ref_name} returned {type(expected).__name__}, not a dict")
+        dtypes = {a.name: a.dtype for a in spec.buffers}
+        report = check_outputs(got, expected, dtypes,
+                               rtol=args.rtol if args.rtol is not None else spec.rtol,
+                               atol=args.atol if args.atol is not None else spec.atol,
+                               per_output=spec.per_output)
+    if args.out:
+        arrays = {f"in_{k}": np.asarray(v) for k, v in decoded.items()}
+        arrays.update({f"got_{k}": v for k, v in got.items()})
+        try:
+            np.savez(args.out, **arrays)
+        except OSError as exc:
+            raise InputError(f"cannot write {args.out}: {exc.strerror or exc}", Span(args.out)) from None
+
+    problems = list(ex.problems)
+    stats = ex.stats
+    ok = not problems and (report is None or report.passed)
+    if args.json:
+        out = {"file": args.file, "kernel": fn.name, "grid": list(spec.grid), "block": list(spec.block),
+               "dynamic_shared_bytes": spec.shared_bytes(module.target), "seconds": seconds,
+               "stats": stats, "problems": [_problem_dict(p) for p in problems],
+               "check": report.to_dict() if report else None, "ok": ok}
+        if heat:
+            out["heat"] = {str(line): s.to_dict() for line, s in sorted(heat.by_line(fn).items())}
+        print(json.dumps(_plain(out), indent=1))
+    else:
+        print(_render_text(args.file, fn, spec, module, stats, seconds, problems, report, heat, args.heat))
+    return 0 if ok else 1
+
+
+def _problem_dict(p) -> dict:
+    return _plain(asdict(p) if is_dataclass(p) else {"message": str(p)})
+
+
+def _plain(obj):
+    """JSON-friendly copy (numpy scalars/arrays, tuples, non-finite floats)."""
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _plain(obj.tolist())
+    if isinstance(obj, np.generic):
+        return _plain(obj.item())
+    if isinstance(obj, float) and (obj != obj or obj in (float("inf"), float("-inf"))):
+        return str(obj)
+    return obj
+
+
+def _render_text(path, fn, spec, module, stats, seconds, problems, report, heat, heat_n) -> str:
+    lines = [f"{path}: {fn.name} grid={list(spec.grid)} block={list(spec.block)} "
+             f"dynamic_shared={spec.shared_bytes(module.target)} B"]
+    ti = stats.get("thread_instructions", 0)
+    rate = f" ({ti / seconds / 1e6:.2f} M thread-instructions/s)" if seconds > 0 and ti else ""
+    lines.append(f"  simulated in {seconds:.3f} s{rate}")
+    for key in ("warp_instructions", "thread_instructions", "shared_load_wavefronts",
+                "shared_store_wavefronts", "global_load_sectors", "global_store_sectors"):
+        if key in stats:
+            lines.append(f"  {key:<24} {stats[key]}")
+    if isinstance(stats.get("bytes_by_space"), dict):
+        parts = ", ".join(f"{k} {v}" for k, v in sorted(stats["bytes_by_space"].items()) if v)
+        lines.append(f"  {'bytes_by_space':<24} {parts or '-'}")
+    ops = stats.get("opcodes")
+    if isinstance(ops, dict) and ops:
+        top = sorted(ops.items(), key=lambda kv: -kv[1])[:8]
+        lines.append("  top opcodes: " + ", ".join(f"{k} {v}" for k, v in top))
+    if problems:
+        lines.append(f"undefined behaviour: {len(problems)} problem(s)")
+        lines += ["  " + str(p) for p in problems]
+    else:
+        lines.append("undefined behaviour: none found")
+    if heat:
+        sites = sorted(heat.by_line(fn).items(), key=lambda kv: -(kv[1].shared_wavefronts + kv[1].global_sectors))
+        lines.append("memory heat (PTX line: shared wavefronts / ideal, global sectors / ideal):")
+        for line, s in sites[:heat_n]:
+            src = (module.source_line(line) or "").strip()
+            lines.append(f"  {line:>5}: {s.shared_wavefronts:>8} / {s.shared_ideal:<8} "
+                         f"{s.global_sectors:>8} / {s.global_ideal_sectors:<8} {src[:60]}")
+    lines.append(report.render() if report else "check: no reference (give --reference MODULE:FUNCTION)")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:  # pragma: no cover - `python -m sim.cli`
+    from kernlens.cli import main as kmain
+    return kmain(["run", *(argv if argv is not None else sys.argv[1:])])
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
