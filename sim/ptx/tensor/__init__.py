@@ -40,6 +40,29 @@ Functions
 ``ldmatrix_addresses(num, addresses) -> (addr [W, 32], used [W, 32] bool)``
     The 16-byte rows each lane makes the instruction read/write (for bank-conflict events,
     bounds, alignment and initialisation checks); each row is ``ROW_BYTES = 16`` bytes.
+``wmma_load(operand, layout, etype, mem, base, stride, shape="m16n16k16") -> regs [W, 32, R]``
+    ``wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {8 regs}, [%rd22], %r50;`` ->
+    ``wmma_load("a", "row", "f16", mem, base, 50)``: ``mem`` a flat uint8 array (global or shared),
+    ``base`` ``[W]`` byte addresses (the warp-uniform address operand), ``stride`` in elements (int
+    or ``[W]``; the leading dimension when the PTX omits it).  Register layout: the H200 probe
+    (:mod:`.wmma`).  ``wmma_addresses(operand, layout, etype, base, stride)`` gives the per-lane,
+    per-element byte addresses ``[W, 32, E]`` (for an engine that gathers from its own memory, then
+    ``pack(elements, bits)``; for events and bounds checks).
+``wmma_store(layout, etype, mem, base, stride, regs) -> None`` (``wmma.store.d``; writes in place)
+``wmma_mma(a_type, b_type, c_type, d_type, A, B, C, satfinite=False) -> D``
+    ``wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32`` (a/b f16 implied) ->
+    ``wmma_mma("f16", "f16", "f32", "f32", A, B, C)``; ``.bf16``/``.s8``/``.u8`` forms name a/b.
+``wgmma_mma_async(shape, d_type, a_type, b_type, D, a, desc_b, smem, scale_d, imm_scale_a=1,
+imm_scale_b=1, trans_a=0, trans_b=0, satfinite=False) -> D``
+    ``wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {32 regs}, %rd17, %rd18, %p13, 1, 1, 0, 1;``
+    -> ``wgmma_mma_async("m64n64k16", "f32", "f16", "f16", D, desc_a, desc_b, smem, p13, 1, 1, 0, 1)``.
+    ``D`` ``[W, 32, N/2]`` (W a multiple of 4; warp w of a group owns rows 16*(w%4)..), ``a`` the A
+    descriptors ``[W]`` (uint64) or A registers ``[W, 32, 4]``, ``desc_b`` ``[W]``.  The engine
+    applies the result at the covering ``wgmma.wait_group`` (or at once: the corpus waits before
+    reading D).  Descriptor decoding and canonical/swizzled layouts: :mod:`.wgmma`
+    (``Descriptor.decode``, ``matrix_addresses``, ``swizzle_address``, ``wgmma_d_map``).
+``wgmma_smem_addresses(shape, a_type, b_type, a, desc_b, trans_a=0, trans_b=0) -> (a_addr|None, b_addr)``
+    Byte addresses of every element the instruction reads (bounds/initialisation checks).
 """
 
 from __future__ import annotations
@@ -50,10 +73,16 @@ from .fragments import (FragmentMap, fragment_to_matrix, matrix_to_fragment, mma
                         parse_shape, unpack)
 from .ldmatrix import ROW_BYTES, ldmatrix, ldmatrix_addresses, stmatrix
 from .mma import MMA_FORMS, mma_sync
+from .wgmma import (Descriptor, decode_descriptors, matrix_addresses, swizzle_address, wgmma_a_map,
+                    wgmma_d_map, wgmma_mma_async, wgmma_smem_addresses)
+from .wmma import wmma_addresses, wmma_fragment_map, wmma_load, wmma_mma, wmma_store
 
 __all__ = [
     "ALIGN_BITS", "ELEMENT_TYPES", "ElementType", "FragmentMap", "MMA_FORMS", "ROW_BYTES",
     "decode", "element_type", "encode", "float_accumulate", "fragment_to_matrix", "int_accumulate",
     "ldmatrix", "ldmatrix_addresses", "matrix_to_fragment", "mma_fragment_map", "mma_sync", "pack",
     "parse_shape", "stmatrix", "unpack",
+    "Descriptor", "decode_descriptors", "matrix_addresses", "swizzle_address", "wgmma_a_map", "wgmma_d_map",
+    "wgmma_mma_async", "wgmma_smem_addresses",
+    "wmma_addresses", "wmma_fragment_map", "wmma_load", "wmma_mma", "wmma_store",
 ]
