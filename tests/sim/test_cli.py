@@ -1,0 +1,204 @@
+"""kernlens run: bad input exits 2 with a located message, dispatch to the Ascend simulator,
+and (with the engine) real runs with checks, JSON, heat and output files."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from kernlens.cli import main
+from tests.conftest import CORPUS, corpus_or_skip
+
+PTX = """\
+.version 8.7
+.target sm_90
+.address_size 64
+
+.visible .entry scale2(
+    .param .u64 scale2_param_0,
+    .param .u64 scale2_param_1,
+    .param .u32 scale2_param_2
+)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<6>;
+    .reg .f32 %f<3>;
+    .reg .b64 %rd<8>;
+
+    ld.param.u64 %rd1, [scale2_param_0];
+    ld.param.u64 %rd2, [scale2_param_1];
+    ld.param.u32 %r2, [scale2_param_2];
+    mov.u32 %r3, %ctaid.x;
+    mov.u32 %r4, %ntid.x;
+    mov.u32 %r5, %tid.x;
+    mad.lo.s32 %r1, %r3, %r4, %r5;
+    setp.ge.s32 %p1, %r1, %r2;
+    @%p1 bra $L__BB0_2;
+    cvta.to.global.u64 %rd3, %rd1;
+    mul.wide.s32 %rd4, %r1, 4;
+    add.s64 %rd5, %rd3, %rd4;
+    ld.global.f32 %f1, [%rd5];
+    add.f32 %f2, %f1, %f1;
+    cvta.to.global.u64 %rd6, %rd2;
+    add.s64 %rd7, %rd6, %rd4;
+    st.global.f32 [%rd7], %f2;
+$L__BB0_2:
+    ret;
+}
+"""
+
+REF = """\
+import numpy as np
+def double(d):
+    return {"y": (d["x"].astype(np.float64) * 2).astype(np.float32)}
+def wrong(d):
+    return {"y": d["x"] * 3}
+def broken(d):
+    raise ValueError("nope")
+"""
+
+
+def _spec(n=100, block=64, grid=2, nargs=3):
+    args = [{"buffer": "x", "dtype": "f32", "shape": [n], "init": "randn", "role": "in"},
+            {"buffer": "y", "dtype": "f32", "shape": [n], "init": "zeros", "role": "out"},
+            {"scalar": "n", "dtype": "s32", "value": n}]
+    return {"grid": [grid, 1, 1], "block": [block, 1, 1], "dynamic_shared_bytes": 0, "args": args[:nargs]}
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "k.ptx").write_text(PTX)
+    (tmp_path / "spec.json").write_text(json.dumps(_spec()))
+    (tmp_path / "refmod.py").write_text(REF)
+    return tmp_path
+
+
+def _engine_or_skip():
+    import sim
+    if getattr(sim, "run_kernel", None) is None:
+        pytest.skip("sim.run_kernel (the SIMT engine) is not built yet")
+
+
+def test_missing_launch_is_exit_2(files, capsys):
+    assert main(["run", str(files / "k.ptx")]) == 2
+    assert "needs --launch" in capsys.readouterr().err
+
+
+def test_missing_file_is_exit_2(files, capsys):
+    assert main(["run", str(files / "nope.ptx"), "--launch", str(files / "spec.json")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_binary_file_is_exit_2(files, capsys):
+    (files / "bin.ptx").write_bytes(b"\xff\xfe\x00\x81")
+    assert main(["run", str(files / "bin.ptx"), "--launch", str(files / "spec.json")]) == 2
+    assert "not a text file" in capsys.readouterr().err
+
+
+def test_parse_error_is_located(files, capsys):
+    (files / "bad.ptx").write_text(PTX.replace("add.f32 %f2", "frobnicate.f32 %f2"))
+    assert main(["run", str(files / "bad.ptx"), "--launch", str(files / "spec.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"{files / 'bad.ptx'}:29:" in err and "error" in err
+
+
+def test_parameter_count_mismatch_points_at_the_kernel(files, capsys):
+    (files / "short.json").write_text(json.dumps(_spec(nargs=2)))
+    assert main(["run", str(files / "k.ptx"), "--launch", str(files / "short.json")]) == 2
+    err = capsys.readouterr().err
+    assert "takes 3 parameters" in err and "gives 2" in err and ":5:" in err
+
+
+def test_bad_spec_value_is_located_in_the_json(files, capsys):
+    spec = _spec()
+    spec["args"][0]["init"] = "gauss(1)"
+    (files / "bad.json").write_text(json.dumps(spec, indent=1))
+    assert main(["run", str(files / "k.ptx"), "--launch", str(files / "bad.json")]) == 2
+    err = capsys.readouterr().err
+    line = next(i for i, s in enumerate(json.dumps(spec, indent=1).splitlines(), 1) if "gauss" in s)
+    assert f"bad.json:{line}:" in err and "bad init" in err
+
+
+def test_unknown_kernel_and_machine(files, capsys):
+    assert main(["run", str(files / "k.ptx"), "--launch", str(files / "spec.json"), "--kernel", "nope"]) == 2
+    assert "no kernel named 'nope'" in capsys.readouterr().err
+    assert main(["run", str(files / "k.ptx"), "--launch", str(files / "spec.json"), "--machine", "tpu"]) == 2
+    assert "unknown machine" in capsys.readouterr().err
+
+
+def test_ascend_missing_gives_a_clear_error(files, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "sim.ascend.cli", None)     # import fails as if absent
+    (files / "k.asm").write_text("// nothing\n")
+    assert main(["run", str(files / "k.asm")]) == 2
+    assert "Ascend-like simulator (sim.ascend.cli) is not part of this build" in capsys.readouterr().err
+    assert main(["run", str(files / "k.ptx"), "--machine", "davinci-a2"]) == 2
+
+
+def test_ascend_files_and_machine_dispatch_to_run_ascend(files, monkeypatch):
+    seen = []
+    fake = types.ModuleType("sim.ascend.cli")
+    fake.add_arguments = lambda p: (p.add_argument("--json", action="store_true"),   # clashes: kept first
+                                    p.add_argument("--cores", type=int, default=1))
+    fake.run_ascend = lambda args: seen.append((args.file, args.machine, args.cores)) or 0
+    monkeypatch.setitem(sys.modules, "sim.ascend.cli", fake)
+    assert main(["run", str(files / "k.asm"), "--cores", "4"]) == 0
+    assert main(["run", str(files / "k.ptx"), "--machine", "davinci-a2"]) == 0
+    assert seen == [(str(files / "k.asm"), None, 4), (str(files / "k.ptx"), "davinci-a2", 1)]
+
+
+def test_bad_reference_is_exit_2(files, capsys):
+    _engine_or_skip()
+    base = ["run", str(files / "k.ptx"), "--launch", str(files / "spec.json")]
+    assert main(base + ["--reference", "nocolon"]) == 2
+    assert "MODULE:FUNCTION" in capsys.readouterr().err
+    assert main(base + ["--reference", f"{files / 'refmod.py'}:missing"]) == 2
+    assert "no function 'missing'" in capsys.readouterr().err
+    assert main(base + ["--reference", f"{files / 'refmod.py'}:broken"]) == 2
+    assert "raised ValueError: nope" in capsys.readouterr().err
+
+
+def test_run_checks_and_writes_outputs(files, capsys):
+    _engine_or_skip()
+    base = ["run", str(files / "k.ptx"), "--launch", str(files / "spec.json")]
+    assert main(base + ["--reference", f"{files / 'refmod.py'}:double", "--out", str(files / "o.npz")]) == 0
+    text = capsys.readouterr().out
+    assert "check: PASS (1/1 outputs)" in text and "undefined behaviour: none found" in text
+    with np.load(files / "o.npz") as z:
+        assert np.array_equal(z["got_y"], z["in_x"] * 2) and z["in_n"] == 100
+    # the written file feeds --inputs, and the wrong reference fails with exit 1
+    assert main(base + ["--inputs", str(files / "o.npz"), "--reference", f"{files / 'refmod.py'}:wrong"]) == 1
+    assert "FAIL y (f32, 100)" in capsys.readouterr().out
+
+
+def test_json_output_has_stats_problems_check_and_heat(files, capsys):
+    _engine_or_skip()
+    assert main(["run", str(files / "k.ptx"), "--launch", str(files / "spec.json"), "--json", "--heat",
+                 "--reference", f"{files / 'refmod.py'}:double"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["ok"] is True and d["problems"] == [] and d["check"]["passed"] is True
+    assert d["stats"]["thread_instructions"] > 100 and d["grid"] == [2, 1, 1]
+    heat = {int(k): v for k, v in d["heat"].items()}
+    assert heat[28]["global_load_sectors"] == 4 * 3 + 1 and heat[28]["executions"] == 4   # 100 floats, warps of 32
+
+
+def test_out_of_bounds_launch_is_exit_1(files, capsys):
+    _engine_or_skip()
+    spec = _spec()
+    spec["args"][2]["value"] = 128            # n larger than the buffers: the last warp runs off the end
+    (files / "oob.json").write_text(json.dumps(spec))
+    assert main(["run", str(files / "k.ptx"), "--launch", str(files / "oob.json")]) == 1
+    out = capsys.readouterr().out
+    assert "out_of_bounds" in out and "line 28" in out
+
+
+def test_corpus_entry_by_manifest_name(capsys):
+    corpus_or_skip()
+    _engine_or_skip()
+    assert main(["run", str(CORPUS / "ptx" / "dequantize.sm_90.ptx"), "--launch",
+                 f"{CORPUS / 'manifest.json'}#dequantize_s8", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["kernel"] == "dequantize_s8" and d["check"]["passed"] and d["check"]["outputs"][0]["max_abs"] == 0.0
