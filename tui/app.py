@@ -62,6 +62,17 @@ class InspectorCommands(Provider):
                 yield Hit(score, matcher.highlight(name), cb, help=help_)
 
 
+class StatusLine(Static):
+    """One line of status; updating it repaints the line without a layout pass."""
+
+    def update(self, content="") -> None:  # type: ignore[override]
+        self._status = content
+        self.refresh()
+
+    def render(self):
+        return Text(str(getattr(self, "_status", "")))
+
+
 class InspectorApp(App):
     """Browse the kernels of one or more assembly files."""
 
@@ -85,8 +96,9 @@ class InspectorApp(App):
     ]
 
     def __init__(self, paths: list[str], source_dirs=(), kernel: str | None = None, line: int | None = None,
-                 params: dict | None = None) -> None:
+                 params: dict | None = None, launch: str | None = None) -> None:
         super().__init__()
+        self.launch = launch
         self.paths = [str(p) for p in paths]
         self.source_dirs = tuple(str(d) for d in source_dirs)
         self.want_kernel = kernel
@@ -120,14 +132,14 @@ class InspectorApp(App):
                     with TabPane("Loops", id="loops"):
                         yield LoopTree("loops", id="loop-tree")
                     with TabPane("Run", id="run"):
-                        yield RunPanel(id="run-panel")
+                        yield RunPanel(self.launch, id="run-panel")
                     with TabPane("Timeline", id="timeline"):
                         with VerticalScroll():
                             yield Static(id="timeline-body")
                 with VerticalScroll(id="error-panel"):
                     yield Static(id="error-body")
         yield Input(placeholder="search instructions or opcodes (ld.shared, mma, %r12)…", id="search")
-        yield Static(id="status")
+        yield StatusLine(id="status")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -221,11 +233,11 @@ class InspectorApp(App):
 
     def _show_doc(self, doc: KernelDoc) -> None:
         asm = self.query_one("#asm", AsmView)
-        asm.set_doc(doc)
+        asm.set_doc(doc, getattr(doc, "heat", None))
         a = doc.analysis
         hdr = (f"[b]{escape(doc.name)}[/]  [dim]{escape(doc.path)}  ·  {len(doc.fn.instructions)} instructions  ·  "
                f"facts: {escape(a.provider)}[/]\n"
-               f"[dim]{'heat':<4} {'line':>5} {'loop':<4}{'class':<17}{'count':>7} {'src':>6} │[/]")
+               f"[dim]{escape(AsmView.header())}[/]")
         self.query_one("#code-header", Static).update(hdr)
         self._show_source(doc)
         self.query_one("#overview-body", Static).update(overview_markup(doc))
@@ -315,7 +327,7 @@ class InspectorApp(App):
         if asm.query:
             pos = asm.match_position()
             parts.append(f"/{asm.query}: {len(asm.matches)} match(es)" + (f", at {pos}" if pos else ""))
-        self.query_one("#status", Static).update(escape("  ·  ".join(parts)))
+        self.query_one("#status", Static).update("  ·  ".join(parts))
 
     # -- actions -----------------------------------------------------------------------------
 

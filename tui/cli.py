@@ -27,6 +27,7 @@ def register(subparsers) -> None:
     p.add_argument("--line", type=int, help="PTX line to show first")
     p.add_argument("--param", action="append", type=_param, default=[], metavar="K=V",
                    help="kernel parameter value for trip-count estimates (repeatable)")
+    p.add_argument("--launch", metavar="SPEC", help="launch spec for the Run tab (spec.json or manifest.json#ENTRY)")
     p.set_defaults(func=run)
 
 
@@ -37,6 +38,6 @@ def run(args) -> int:
         raise InputError("kernlens inspect needs a terminal (stdout is not a TTY)")
     from .app import InspectorApp
 
-    app = InspectorApp(args.files, args.source_dir, kernel=args.kernel, line=args.line, params=dict(args.param))
+    app = InspectorApp(args.files, args.source_dir, kernel=args.kernel, line=args.line, params=dict(args.param), launch=args.launch)
     app.run()
     return 0

@@ -53,6 +53,10 @@ class KernelDoc:
     source_dirs: tuple[str, ...] = ()
     params: dict = field(default_factory=dict)
     _analysis: KernelAnalysis | None = None
+    # results of the Run tab, kept so that switching kernels does not lose them
+    heat: dict[int, float] = field(default_factory=dict)
+    run_text: str = ""
+    heat_text: str = ""
 
     @property
     def name(self) -> str:

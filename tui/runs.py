@@ -9,9 +9,10 @@ functional simulator exists; the view labels it as the GPU's result, not a simul
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
-from isa.errors import InputError
+from isa.errors import InputError, KernlensError
 
 from . import backends
 from .model import KernelDoc
@@ -58,3 +59,89 @@ def check_recorded(doc: KernelDoc):
     tol = entry.get("tolerance") or {}
     return check_outputs(got, ref, dtypes, rtol=tol.get("rtol"), atol=tol.get("atol"),
                          per_output=entry.get("per_output"))
+
+
+class Cancelled(Exception):
+    """Raised from the progress listener to stop a run the user abandoned."""
+
+
+class _Progress:
+    """Listener counting executed instructions and reporting every ~0.2 s."""
+
+    memory_only = False
+
+    def __init__(self, report, cancelled) -> None:
+        import time
+
+        self.n = 0
+        self.report, self.cancelled = report, cancelled
+        self._clock = time.perf_counter
+        self._last = self._clock()
+
+    def __call__(self, ev) -> None:
+        self.n += len(getattr(ev, "warps", ())) or 1
+        now = self._clock()
+        if now - self._last > 0.2:
+            self._last = now
+            if self.cancelled():
+                raise Cancelled()
+            self.report(self.n)
+
+
+def launch_spec(doc: KernelDoc, spec_path: str | None = None):
+    """The launch spec: ``spec_path`` (``--launch``) if given, else the corpus manifest entry."""
+    from sim import launch as L
+
+    if spec_path:
+        return L.load_launch(spec_path, doc.name)
+    if doc.corpus is None:
+        raise InputError("no launch spec for this kernel: it is not in a corpus manifest (give --launch SPEC.json)")
+    return L.spec_from_entry(doc.corpus.entry, source=str(doc.corpus.root / "manifest.json"), base=doc.corpus.root)
+
+
+@dataclass
+class SimResult:
+    seconds: float
+    stats: dict
+    problems: tuple
+    report: object | None     # sim.check.OutputsReport
+    heat: dict[int, object]   # PTX line -> sim.memory.heat.Site
+    seed: int
+
+
+def simulate(doc: KernelDoc, *, generated: bool = False, spec_path: str | None = None,
+             progress=lambda n: None, cancelled=lambda: False) -> SimResult:
+    """Run the kernel on the functional simulator with the manifest inputs (the corpus seed) or
+    freshly generated ones, check against the spec's reference, and collect memory heat."""
+    import random
+
+    from sim import launch as L
+    from sim.check import check_outputs
+    from sim.memory.heat import MemoryHeat
+
+    spec = launch_spec(doc, spec_path)
+    seed = random.randrange(1, 2**31) if generated else spec.seed_for(doc.name)
+    heat = MemoryHeat()
+    ex = L.execute(doc.module, spec, doc.name, seed=seed, listeners=[heat, _Progress(progress, cancelled)])
+    report = None
+    if spec.reference:
+        from sim.cli import load_reference
+
+        ref_in = {k: (v.copy() if hasattr(v, "copy") else v) for k, v in ex.inputs.items()}
+        try:
+            expected = load_reference(spec.reference)(ref_in)
+        except KernlensError:
+            raise
+        except Exception as exc:
+            raise InputError(f"reference {spec.reference} raised {type(exc).__name__}: {exc}") from None
+        report = check_outputs(ex.outputs, expected, {a.name: a.dtype for a in spec.buffers},
+                               rtol=spec.rtol, atol=spec.atol, per_output=spec.per_output)
+    return SimResult(ex.seconds, dict(ex.stats), tuple(ex.problems), report, heat.by_line(doc.fn), seed)
+
+
+def heat_values(sites: dict[int, object]) -> dict[int, float]:
+    """PTX line -> 0..1 by shared-memory wavefronts (global sectors where no line touches shared)."""
+    key = "shared_wavefronts" if any(getattr(s, "shared_wavefronts", 0) for s in sites.values()) else "global_sectors"
+    vals = {ln: float(getattr(s, key)) for ln, s in sites.items() if getattr(s, key)}
+    top = max(vals.values(), default=0.0)
+    return {ln: v / top for ln, v in vals.items()} if top else {}

@@ -16,7 +16,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -37,6 +37,13 @@ def format_count(x: float | None, exact: bool = True) -> str:
         if abs(x) >= div:
             return f"{prefix}{x / div:.1f}{suf}"
     return f"{prefix}{x:.0f}" if float(x).is_integer() else f"{prefix}{x:.1f}"
+
+
+def display_text(line: str) -> str:
+    """A source line as shown: the usual leading tab becomes two spaces, other tabs stop at 4."""
+    if line.startswith("\t"):
+        line = "  " + line[1:]
+    return line.expandtabs(4)
 
 
 class AsmView(ScrollView, can_focus=True):
@@ -64,7 +71,13 @@ class AsmView(ScrollView, can_focus=True):
 
     cursor = reactive(0, always_update=True)
 
-    GUTTER = 2 + 6 + 4 + 17 + 8 + 7 + 2  # heat, line, depth, class, dyn, src, separator
+    # heat, line, loop depth, class, dynamic count, source line, separator
+    GUTTER = 2 + 6 + 5 + 15 + 8 + 6 + 2
+
+    @staticmethod
+    def header() -> str:
+        """Column titles aligned with the gutter."""
+        return f"{'':2}{'line':>5} {'loop':<5}{'class':<15}{'count':>7} {'src':>5} │"
 
     class CursorMoved(Message):
         """The cursor row changed; ``line`` is the PTX line number."""
@@ -91,7 +104,7 @@ class AsmView(ScrollView, can_focus=True):
         self.heat = dict(heat or {})
         self._gutter_cache.clear()
         self.matches, self._match_set, self.query = [], set(), ""
-        width = max((len(t.expandtabs(8)) for t in doc.lines), default=0)
+        width = max((len(display_text(t)) for t in doc.lines), default=0)
         self.virtual_size = Size(self.GUTTER + width + 1, len(doc.lines))
         self.scroll_to(0, 0, animate=False)
         self.cursor = 0
@@ -191,7 +204,10 @@ class AsmView(ScrollView, can_focus=True):
         self.scroll_to(y=max(0, self.cursor - h // 3), animate=False)
 
     def watch_cursor(self, old: int, new: int) -> None:
-        self.refresh()
+        top = self.scroll_offset.y
+        w = self.size.width
+        for row in (old, new):  # repaint the two rows only; scrolling repaints the rest
+            self.refresh(Region(0, row - top, w, 1))
         if self.doc is not None:
             self.post_message(self.CursorMoved(self, self.line))
 
@@ -231,21 +247,21 @@ class AsmView(ScrollView, can_focus=True):
             n = notes[idxs[0]] if idxs[0] < len(notes) else None
             depth = n.depth if n else 0
             bars = ("┃" * depth if depth <= 3 else f"┃{depth}") if depth else ""
-            segs.append(Segment(f"{bars:<3} ", self._style("depth")))
-            label = (n.label if n else "")[:16]
-            segs.append(Segment(f"{label:<16} ", self._style("class")))
+            segs.append(Segment(f"{bars:<4} ", self._style("depth")))
+            label = (n.label if n else "")[:14]
+            segs.append(Segment(f"{label:<14} ", self._style("class")))
             dyn = format_count(n.dyn, n.exact) if n else ""
             segs.append(Segment(f"{dyn:>7} ", self._style("dyn")))
             loc = doc.loc_of(line_no)
-            segs.append(Segment(f"{(':' + str(loc[1])) if loc else '':>6} ", self._style("src")))
+            segs.append(Segment(f"{(':' + str(loc[1])) if loc else '':>5} ", self._style("src")))
         else:
-            segs.append(Segment(" " * (4 + 17 + 8 + 7), self._style("gutter")))
+            segs.append(Segment(" " * (5 + 15 + 8 + 6), self._style("gutter")))
         segs.append(Segment("│ ", self._style("sep")))
         self._gutter_cache[row] = segs
         return segs
 
     def _code(self, row: int) -> list[Segment]:
-        text = self.doc.lines[row].expandtabs(8)
+        text = display_text(self.doc.lines[row])
         return [Segment(t, self._style(k) if k else Style()) for t, k in tokens(text)]
 
     def render_line(self, y: int) -> Strip:
