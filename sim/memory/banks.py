@@ -53,7 +53,8 @@ class SharedAccess:
 
 
 def _prepare(addresses, active):
-    a = np.asarray(addresses, dtype=np.int64)
+    a = addresses if isinstance(addresses, np.ndarray) and addresses.dtype == np.int64 else \
+        np.asarray(addresses).astype(np.int64)
     single = a.ndim == 1
     a2 = a.reshape(1, -1) if single else a.reshape(-1, a.shape[-1])
     if a2.shape[-1] != WARP:
@@ -63,6 +64,8 @@ def _prepare(addresses, active):
     m = np.asarray(active)
     if m.dtype != bool:  # 32-bit lane masks, one per warp
         m = ((m.astype(np.int64)[..., None] >> np.arange(WARP)) & 1).astype(bool)
+    if m.shape == a2.shape:
+        return a2, m, single
     return a2, np.broadcast_to(m.reshape(-1, WARP), a2.shape), single
 
 
@@ -73,34 +76,50 @@ def _check_width(width_bytes: int) -> int:
     return w
 
 
+def _lane_layout(width: int):
+    """(group index per element, lane per element, word offset per element) for one warp."""
+    n_words = max(1, width // BANK_BYTES)
+    lane = np.repeat(np.arange(WARP, dtype=np.int64), n_words)
+    offs = np.tile(np.arange(n_words, dtype=np.int64), WARP)
+    return (lane // GROUP_LANES[width]) * BANKS, lane, offs
+
+
+_LAYOUT = {w: _lane_layout(w) for w in GROUP_LANES}
+
+
 def _group_wavefronts(a: np.ndarray, m: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
     """Per warp: (sum over lane groups of the worst bank's distinct words, non-empty groups)."""
     n_warps = a.shape[0]
     glanes = GROUP_LANES[width]
     n_groups = WARP // glanes
-    n_words = max(1, width // BANK_BYTES)
-    words = (a // BANK_BYTES)[:, :, None] + np.arange(n_words, dtype=np.int64)  # (W, 32, nw)
-    group = np.arange(WARP, dtype=np.int64) // glanes
-    bucket = ((np.arange(n_warps, dtype=np.int64)[:, None] * n_groups + group[None, :])[:, :, None]
-              * BANKS + words % BANKS)                                           # (W, 32, nw)
-    row = words // BANKS
-    sel = np.broadcast_to(m[:, :, None], words.shape)
-    keys = np.unique((bucket[sel] << 34) | (row[sel] & ((1 << 34) - 1)))
-    per_bank = np.bincount(keys >> 34, minlength=n_warps * n_groups * BANKS)
+    gbase, lane, offs = _LAYOUT[width]
+    words = a >> 2
+    if offs.size != WARP:
+        words = words[:, lane] + offs
+    # one key per touched word: (group, bank) in the high bits, the word's row in the low bits
+    key = ((gbase + (words & (BANKS - 1))) << 40) | (words >> 5)
+    key = np.where(m[:, lane] if offs.size != WARP else m, key, -1)
+    key.sort(axis=1)
+    first = np.empty(key.shape, dtype=bool)
+    first[:, 0] = True
+    np.not_equal(key[:, 1:], key[:, :-1], out=first[:, 1:])
+    first &= key >= 0
+    rows = np.nonzero(first)
+    idx = rows[0] * (n_groups * BANKS) + (key[rows] >> 40)
+    per_bank = np.bincount(idx, minlength=n_warps * n_groups * BANKS)
     per_group = per_bank.reshape(n_warps, n_groups, BANKS).max(axis=2)
     nonempty = m.reshape(n_warps, n_groups, glanes).any(axis=2)
     return per_group.sum(axis=1), nonempty.sum(axis=1)
 
 
+_PARTNERS = np.stack([np.arange(WARP) ^ 1, np.arange(WARP) ^ 2])     # (2, 32)
+
+
 def _pair_rule(a: np.ndarray, m: np.ndarray) -> np.ndarray:
     """Per warp: every active lane n shares its address with lane n^1, or every one with n^2."""
-    lanes = np.arange(WARP)
-    out = np.zeros(a.shape[0], dtype=bool)
-    for xor in (1, 2):
-        p = lanes ^ xor
-        ok = (a == a[:, p]) | ~m | ~m[:, p]
-        out |= ok.all(axis=1)
-    return out & m.any(axis=1)
+    pm = m[:, _PARTNERS]
+    ok = (a[:, None, :] == a[:, _PARTNERS]) | ~(m[:, None, :] & pm)
+    return ok.all(axis=2).any(axis=1) & m.any(axis=1)
 
 
 def shared_costs(addresses, width_bytes: int, is_load: bool, active=None):
