@@ -1,0 +1,231 @@
+"""Basic blocks, the control-flow graph (a networkx ``DiGraph``), dominators, natural loops and DOT.
+
+A block starts at the function entry, at every label that is a branch target, and after every
+branch or return; it holds a range of indices into ``Function.instructions``::
+
+    $L__BB0_4:                        <- block 3 starts here (a branch target)
+        fma.rn.f32  %f14, %f13, %f12, %f29;
+        ...
+        @%p6 bra    $L__BB0_4;        <- block 3 ends: edges to block 3 (taken) and block 4 (fall through)
+
+Nodes are block ids (0 = entry); edge attribute ``kind`` is ``taken``, ``fallthrough`` or
+``jump`` (an unconditional branch). Loops are natural loops of back edges (an edge whose target
+dominates its source); loops that share a header are merged. ``depth`` counts enclosing loops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import networkx as nx
+
+from isa.ir import Function, Instruction, Symbol
+
+_BRANCH_OPCODES = frozenset({"bra", "brx"})
+_END_OPCODES = frozenset({"ret", "exit", "trap"})
+
+
+@dataclass
+class Block:
+    id: int
+    start: int                 # index of the first instruction in Function.instructions
+    end: int                   # one past the last
+    label: str | None = None
+
+    def __len__(self) -> int:
+        return self.end - self.start
+
+
+@dataclass
+class Loop:
+    header: int
+    blocks: frozenset[int]
+    latches: tuple[int, ...]
+    depth: int = 1
+    parent: int | None = None          # header of the enclosing loop
+    children: list[int] = field(default_factory=list)
+
+
+def _targets(ins: Instruction, labels: dict[str, int]) -> list[str]:
+    out = []
+    for op in ins.operands:
+        if isinstance(op, Symbol) and op.name in labels:
+            out.append(op.name)
+    return out
+
+
+def is_branch(ins: Instruction) -> bool:
+    return ins.opcode in _BRANCH_OPCODES
+
+
+def is_end(ins: Instruction) -> bool:
+    return ins.opcode in _END_OPCODES and ins.guard is None
+
+
+class Cfg:
+    """The control-flow graph of one function."""
+
+    def __init__(self, fn: Function):
+        self.fn = fn
+        ins = fn.instructions
+        labels = fn.labels
+        index_label = {}
+        for name, idx in labels.items():
+            index_label.setdefault(idx, name)
+        targets: set[int] = set()
+        for i in ins:
+            if is_branch(i):
+                targets.update(labels[t] for t in _targets(i, labels))
+        starts = {0} | {t for t in targets if t < len(ins)}
+        for k, i in enumerate(ins):
+            if (is_branch(i) or i.opcode in _END_OPCODES) and k + 1 < len(ins):
+                starts.add(k + 1)
+        starts_sorted = sorted(s for s in starts if s < len(ins)) if ins else [0]
+        self.blocks: list[Block] = []
+        for n, s in enumerate(starts_sorted):
+            e = starts_sorted[n + 1] if n + 1 < len(starts_sorted) else len(ins)
+            self.blocks.append(Block(n, s, e, index_label.get(s)))
+        self.block_of_index = {}
+        for b in self.blocks:
+            for k in range(b.start, b.end):
+                self.block_of_index[k] = b.id
+        start_block = {b.start: b.id for b in self.blocks}
+        g = nx.DiGraph()
+        for b in self.blocks:
+            g.add_node(b.id)
+        for b in self.blocks:
+            if len(b) == 0:
+                continue
+            last = ins[b.end - 1]
+            nxt = b.id + 1 if b.id + 1 < len(self.blocks) else None
+            if is_branch(last):
+                dests = [start_block[labels[t]] for t in _targets(last, labels) if labels[t] in start_block]
+                conditional = last.guard is not None or last.opcode == "brx"
+                for d in dests:
+                    g.add_edge(b.id, d, kind="taken" if conditional else "jump")
+                if conditional and nxt is not None and not g.has_edge(b.id, nxt):
+                    g.add_edge(b.id, nxt, kind="fallthrough")
+            elif is_end(last):
+                pass
+            elif nxt is not None:
+                g.add_edge(b.id, nxt, kind="fallthrough")
+        self.graph = g
+
+    # ---- dominators and loops ---------------------------------------------------------------
+
+    @cached_property
+    def reachable(self) -> set[int]:
+        return set(nx.descendants(self.graph, 0)) | {0} if self.blocks else set()
+
+    @cached_property
+    def idom(self) -> dict[int, int]:
+        if not self.blocks:
+            return {}
+        idom = dict(nx.immediate_dominators(self.graph, 0))
+        idom[0] = 0  # networkx >= 3.5 leaves the start node out
+        return idom
+
+    def dominates(self, a: int, b: int) -> bool:
+        """Whether block ``a`` dominates block ``b``."""
+        idom = self.idom
+        if b not in idom:
+            return False
+        while True:
+            if a == b:
+                return True
+            p = idom[b]
+            if p == b:
+                return False
+            b = p
+
+    @cached_property
+    def back_edges(self) -> list[tuple[int, int]]:
+        return [(u, v) for u, v in self.graph.edges if u in self.reachable and self.dominates(v, u)]
+
+    @cached_property
+    def loops(self) -> dict[int, Loop]:
+        """Natural loops by header block id, with nesting depth and parent."""
+        bodies: dict[int, set[int]] = {}
+        latches: dict[int, list[int]] = {}
+        for u, h in self.back_edges:
+            body = {h, u}
+            stack = [u]
+            while stack:
+                x = stack.pop()
+                if x == h:
+                    continue
+                for p in self.graph.predecessors(x):
+                    if p not in body and p in self.reachable:
+                        body.add(p)
+                        stack.append(p)
+            bodies.setdefault(h, set()).update(body)
+            latches.setdefault(h, []).append(u)
+        loops = {h: Loop(h, frozenset(b), tuple(sorted(latches[h]))) for h, b in bodies.items()}
+        order = sorted(loops, key=lambda h: len(loops[h].blocks))
+        for h in order:
+            enclosing = [o for o in order if o != h and h in loops[o].blocks and loops[h].blocks < loops[o].blocks]
+            if enclosing:
+                parent = min(enclosing, key=lambda o: len(loops[o].blocks))
+                loops[h].parent = parent
+                loops[parent].children.append(h)
+        for h in loops:
+            d, p = 1, loops[h].parent
+            while p is not None:
+                d, p = d + 1, loops[p].parent
+            loops[h].depth = d
+        return loops
+
+    @cached_property
+    def block_depth(self) -> dict[int, int]:
+        depth = {b.id: 0 for b in self.blocks}
+        for loop in self.loops.values():
+            for b in loop.blocks:
+                depth[b] = max(depth[b], loop.depth)
+        return depth
+
+    def innermost_loop(self, block: int) -> Loop | None:
+        best = None
+        for loop in self.loops.values():
+            if block in loop.blocks and (best is None or loop.depth > best.depth):
+                best = loop
+        return best
+
+    def depth_of_instruction(self, index: int) -> int:
+        return self.block_depth[self.block_of_index[index]]
+
+    @cached_property
+    def max_depth(self) -> int:
+        return max(self.block_depth.values(), default=0)
+
+    # ---- export -----------------------------------------------------------------------------
+
+    def to_dot(self, counts: dict[int, float] | None = None, name: str | None = None) -> str:
+        """Graphviz DOT text: one box per block with its label, lines and instruction count."""
+        fn = self.fn
+        ins = fn.instructions
+        title = name or fn.name
+        out = [f'digraph "{_esc(title)}" {{', '  node [shape=box, fontname="monospace"];']
+        loop_headers = set(self.loops)
+        for b in self.blocks:
+            first = ins[b.start].span.line if len(b) else 0
+            last = ins[b.end - 1].span.line if len(b) else 0
+            lines = [f"B{b.id}" + (f" {b.label}" if b.label else ""),
+                     f"{len(b)} instr, lines {first}-{last}", f"loop depth {self.block_depth[b.id]}"]
+            if counts is not None and b.id in counts and counts[b.id] is not None:
+                lines.append(f"executed {counts[b.id]:g}x per thread")
+            label = "\\l".join(_esc(x) for x in lines) + "\\l"
+            style = ', style=bold' if b.id in loop_headers else ""
+            out.append(f'  B{b.id} [label="{label}"{style}];')
+        back = set(self.back_edges)
+        for u, v, data in self.graph.edges(data=True):
+            attrs = [f'label="{data.get("kind", "")}"']
+            if (u, v) in back:
+                attrs.append("style=dashed")
+            out.append(f"  B{u} -> B{v} [{', '.join(attrs)}];")
+        out.append("}")
+        return "\n".join(out) + "\n"
+
+
+def _esc(s: str) -> str:
+    return s.replace("\\", "\\\\").replace('"', '\\"')

@@ -1,0 +1,156 @@
+"""``validate-kernel`` (and ``kernlens analyze``): what a kernel really executes, checked in CI.
+
+    validate-kernel FILE... [--kernel NAME] [--expect EXPR]... [--forbid CLASS]... [--param K=V]...
+                    [--grid X,Y,Z --block X,Y,Z] [--format text|json|sarif] [--cfg out.dot]
+
+Exit status: 0 when every expectation holds, 1 when one fails, 2 on bad input or usage.
+Example::
+
+    validate-kernel build/gemm.sm_90.ptx --expect 'TENSOR_CORE>=1' --forbid FP32_FMA --param K=4096
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from isa.errors import InputError, KernlensError
+
+from .dataflow import Launch
+from .dynamic import ASSUMED_TRIPS
+from .params import parse_assignments, parse_dims, resolve
+from .patterns import Expectation, forbid, parse_expectation
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("files", nargs="+", metavar="FILE", help="PTX (.ptx) or Ascend-like assembly files")
+    p.add_argument("--kernel", action="append", default=[], metavar="NAME",
+                   help="only this kernel (repeatable; default: every kernel)")
+    p.add_argument("--expect", action="append", default=[], metavar="EXPR",
+                   help="NAME OP N, e.g. 'TENSOR_CORE>=1' or 'ld.shared.v4>=1' (OP: >= <= == > <)")
+    p.add_argument("--forbid", action="append", default=[], metavar="CLASS",
+                   help="a class or opcode pattern that must not occur (NAME==0)")
+    p.add_argument("--param", action="append", default=[], metavar="K=V",
+                   help="kernel parameter value for trip counts (PTX name, index or source name)")
+    p.add_argument("--grid", metavar="X,Y,Z", help="launch grid, for whole-launch totals")
+    p.add_argument("--block", metavar="X,Y,Z", help="launch block, for whole-launch totals")
+    p.add_argument("--machine", default="h200", help="machine model for the roofline (sim/machines/NAME.toml)")
+    p.add_argument("--assume-trips", type=int, default=ASSUMED_TRIPS, metavar="N",
+                   help=f"trip count assumed for loops whose count cannot be derived (default {ASSUMED_TRIPS})")
+    p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    p.add_argument("--cfg", metavar="OUT.dot", help="write the control-flow graphs as Graphviz DOT")
+    p.add_argument("--precision-mode", metavar="MODE",
+                   help="check floating-point instructions against a precision mode (sim.numerics.precision)")
+    p.add_argument("--lenient", action="store_true", help="accept unknown opcodes (reported as OTHER)")
+    p.add_argument("-o", "--output", metavar="PATH", help="write the report here instead of stdout")
+
+
+def run(args: argparse.Namespace) -> int:
+    import isa
+
+    from . import precision as precision_mod
+    from .render import render_json, render_sarif, render_text
+    from .report import analyze_function
+
+    expectations: list[Expectation] = [parse_expectation(e) for e in args.expect]
+    expectations += [forbid(f) for f in args.forbid]
+    given = parse_assignments(args.param)
+    grid, block = parse_dims(args.grid, "--grid"), parse_dims(args.block, "--block")
+    if (grid is None) != (block is None):
+        raise InputError("--grid and --block go together (both or neither)")
+    if args.assume_trips < 0:
+        raise InputError("--assume-trips must be >= 0")
+    launch = Launch(grid, block)
+    reports = []
+    used_params: set[str] = set()
+    for f in args.files:
+        module = isa.load(Path(f), lenient=args.lenient)
+        fns = module.kernels
+        if args.kernel:
+            fns = [fn for fn in module.functions if fn.name in args.kernel and fn.body is not None]
+        for fn in fns:
+            params = resolve(module, fn, given, strict=False)
+            used_params.update(k for k in given if _maps(module, fn, k))
+            report = analyze_function(module, fn, params=params, launch=launch,
+                                      machine=args.machine, assumed_trips=args.assume_trips)
+            report.check(expectations)
+            reports.append(report)
+    if args.kernel:
+        found = {r.name for r in reports}
+        missing = [k for k in args.kernel if k not in found]
+        if missing:
+            raise InputError(f"no kernel named {', '.join(repr(m) for m in missing)} in {', '.join(args.files)}")
+    if not reports:
+        raise InputError(f"no kernels in {', '.join(args.files)}")
+    unknown = [k for k in given if k not in used_params]
+    if unknown:
+        raise InputError(f"--param {unknown[0]}: no analysed kernel has a parameter of that name")
+    precision = precision_mod.check(reports, args.precision_mode) if args.precision_mode else None
+    if args.cfg:
+        dot = "".join(r.cfg.to_dot(r.estimate.counts, f"{r.name}") for r in reports)
+        try:
+            Path(args.cfg).write_text(dot)
+        except OSError as exc:
+            raise InputError(f"cannot write {args.cfg}: {exc.strerror}") from None
+    if args.format == "json":
+        text = render_json(reports, precision=precision)
+    elif args.format == "sarif":
+        text = render_sarif(reports, precision=precision)
+    else:
+        text = render_text(reports, precision=precision)
+    if args.output:
+        try:
+            Path(args.output).write_text(text)
+        except OSError as exc:
+            raise InputError(f"cannot write {args.output}: {exc.strerror}") from None
+    else:
+        sys.stdout.write(text)
+    failed = any(not o.holds for r in reports for o in r.outcomes)
+    if precision and precision["violations"]:
+        failed = True
+    return 1 if failed else 0
+
+
+def _maps(module, fn, key: str) -> bool:
+    try:
+        return bool(resolve(module, fn, {key: 0}, strict=True))
+    except InputError:
+        return False
+
+
+def register(subparsers) -> None:
+    """``kernlens analyze``: the same options as ``validate-kernel``."""
+    p = subparsers.add_parser("analyze", help="classify instructions, count work and traffic, check expectations",
+                              description=__doc__.splitlines()[0])
+    add_arguments(p)
+    p.set_defaults(func=run)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(2)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _Parser(prog="validate-kernel", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except KernlensError as exc:
+        sys.stderr.write(exc.render() + "\n")
+        return 2
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # an analyzer bug: say so in one line, never a traceback
+        sys.stderr.write(f"validate-kernel: internal error: {type(exc).__name__}: {exc}\n")
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

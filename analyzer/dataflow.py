@@ -1,0 +1,271 @@
+"""Reaching definitions over the CFG and a small constant evaluator for registers.
+
+The evaluator knows kernel parameters given with ``--param`` and the launch shape (``%ntid``,
+``%nctaid``); a register is a constant at a use when exactly one definition reaches it and that
+definition's operands are constants in turn. That is what loop bounds and guards need::
+
+    ld.param.u32    %r13, [sgemm_naive_param_5];     K, from --param K=4096
+    and.b32         %r31, %r13, 3;                   K % 4
+    setp.eq.s32     %p7, %r31, 0;                    true for K=4096: the remainder loop is skipped
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from isa.ir import Address, Immediate, Instruction, Negated, Pair, Register, Sink, Symbol, Vector
+
+from .cfg import Cfg
+
+# opcodes whose first operand is not written
+_NO_DEST = frozenset({"bra", "brx", "ret", "exit", "trap", "call", "st", "red", "membar", "fence", "prefetch",
+                      "prefetchu", "nanosleep", "setmaxnreg", "pmevent", "brkpt", "cp", "wgmma", "stmatrix",
+                      "griddepcontrol", "discard", "applypriority", "tensormap", "multimem", "sust", "sured"})
+
+
+def dest_registers(ins: Instruction) -> list[str]:
+    """Names of the registers an instruction writes (``setp p|q`` writes both)."""
+    if ins.opcode in _NO_DEST or not ins.operands:
+        return []
+    if ins.opcode in ("bar", "barrier") and "red" not in ins.modifiers:
+        return []
+    if ins.opcode == "wmma" and ins.modifiers[:1] == ("store",):
+        return []
+    if ins.opcode == "mbarrier" and ins.modifiers[:1] in (("init",), ("inval",), ("expect_tx",), ("complete_tx",)):
+        return []
+    first = ins.operands[0]
+    out: list[str] = []
+
+    def add(op) -> None:
+        if isinstance(op, Register) and op.component is None:
+            out.append(op.name)
+        elif isinstance(op, Vector):
+            for e in op.elements:
+                add(e)
+        elif isinstance(op, Pair):
+            add(op.first)
+            add(op.second)
+
+    add(first)
+    return out
+
+
+_MASKS = {8: 0xFF, 16: 0xFFFF, 32: 0xFFFFFFFF, 64: 0xFFFFFFFFFFFFFFFF}
+
+
+def _wrap(v: int, t: str | None) -> int:
+    if t is None or t in ("pred",):
+        return v
+    bits = int("".join(ch for ch in t if ch.isdigit()) or 64)
+    if bits not in _MASKS:
+        return v
+    v &= _MASKS[bits]
+    if t.startswith("s") and v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return v
+
+
+def _type(ins: Instruction) -> str | None:
+    for m in reversed(ins.modifiers):
+        if m[:1] in "subf" and m[1:].isdigit():
+            return m
+        if m == "pred":
+            return m
+    return None
+
+
+_CMP = {
+    "eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
+    "lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
+    "lo": lambda a, b: a < b, "ls": lambda a, b: a <= b, "hi": lambda a, b: a > b, "hs": lambda a, b: a >= b,
+}
+_UNSIGNED_CMP = {"lo": "lt", "ls": "le", "hi": "gt", "hs": "ge"}
+
+
+@dataclass
+class Launch:
+    grid: tuple[int, int, int] | None = None
+    block: tuple[int, int, int] | None = None
+
+    @property
+    def threads(self) -> int | None:
+        if self.grid is None or self.block is None:
+            return None
+        g, b = self.grid, self.block
+        return g[0] * g[1] * g[2] * b[0] * b[1] * b[2]
+
+
+@dataclass
+class Dataflow:
+    """Reaching definitions and constant values for one function."""
+
+    cfg: Cfg
+    params: dict[str, int] = field(default_factory=dict)
+    launch: Launch = field(default_factory=Launch)
+
+    def __post_init__(self) -> None:
+        fn = self.cfg.fn
+        self.ins = fn.instructions
+        self.dests: list[list[str]] = [[fn.register_key(r, i.scope) for r in dest_registers(i)] for i in self.ins]
+        self.missing: set[str] = set()
+        self._memo: dict[int, object] = {}
+        self._solve()
+
+    def _key(self, ins: Instruction, name: str) -> str:
+        return self.cfg.fn.register_key(name, ins.scope)
+
+    def _solve(self) -> None:
+        cfg = self.cfg
+        gen: dict[int, dict[str, int]] = {}
+        for b in cfg.blocks:
+            g: dict[str, int] = {}
+            for k in range(b.start, b.end):
+                for r in self.dests[k]:
+                    g[r] = k
+            gen[b.id] = g
+        out: dict[int, dict[str, frozenset[int]]] = {b.id: {} for b in cfg.blocks}
+        inn: dict[int, dict[str, frozenset[int]]] = {b.id: {} for b in cfg.blocks}
+        import networkx as nx
+
+        order = list(nx.dfs_preorder_nodes(cfg.graph, 0)) if cfg.blocks else []
+        order += [b.id for b in cfg.blocks if b.id not in set(order)]
+        changed = True
+        while changed:
+            changed = False
+            for bid in order:
+                merged: dict[str, frozenset[int]] = {}
+                for p in cfg.graph.predecessors(bid):
+                    for r, ds in out[p].items():
+                        cur = merged.get(r)
+                        merged[r] = ds if cur is None else (cur | ds)
+                inn[bid] = merged
+                new = dict(merged)
+                for r, k in gen[bid].items():
+                    new[r] = frozenset((k,))
+                if new != out[bid]:
+                    out[bid] = new
+                    changed = True
+        self.block_in = inn
+
+    def reaching(self, reg: str, at: int) -> frozenset[int]:
+        """Definition indices of register key ``reg`` that reach instruction ``at`` (before it executes)."""
+        b = self.cfg.blocks[self.cfg.block_of_index[at]]
+        for k in range(at - 1, b.start - 1, -1):
+            if reg in self.dests[k]:
+                return frozenset((k,))
+        return self.block_in[b.id].get(reg, frozenset())
+
+    # ---- evaluation -------------------------------------------------------------------------
+
+    def operand_value(self, op, at: int):
+        """The constant value of an operand at instruction ``at``, or None."""
+        if isinstance(op, Immediate):
+            return op.value if op.kind == "int" else None
+        if isinstance(op, Negated):
+            v = self.operand_value(op.operand, at)
+            return None if v is None else (not v)
+        if isinstance(op, Register):
+            if op.component is not None:
+                dims = {"%ntid": self.launch.block, "%nctaid": self.launch.grid}.get(op.name)
+                if dims is not None and op.component in "xyz":
+                    return dims["xyz".index(op.component)]
+                return None
+            if op.name == "WARP_SZ":
+                return 32
+            key = self._key(self.ins[at], op.name)
+            defs = self.reaching(key, at)
+            if len(defs) != 1:
+                return None
+            return self.def_value(next(iter(defs)), key)
+        if isinstance(op, Vector) and len(op.elements) == 1:
+            return self.operand_value(op.elements[0], at)
+        return None
+
+    def def_value(self, k: int, key: str | None = None):
+        """The value written by definition ``k`` (its first destination), or None."""
+        if k in self._memo:
+            return self._memo[k]
+        self._memo[k] = None  # cycle guard
+        v = self._evaluate(k)
+        self._memo[k] = v
+        return v
+
+    def _evaluate(self, k: int):
+        ins = self.ins[k]
+        ops = ins.operands
+        op = ins.opcode
+        t = _type(ins)
+        if op == "ld" and "param" in ins.modifiers and len(ops) >= 2 and isinstance(ops[1], Address):
+            base = ops[1].base
+            if isinstance(base, Symbol) and ops[1].offset == 0:
+                if base.name in self.params:
+                    return _wrap(int(self.params[base.name]), t)
+                self.missing.add(base.name)
+            return None
+        vals = [self.operand_value(o, k) for o in ops[1:]]
+        if op in ("mov", "cvt") and vals and vals[0] is not None and not isinstance(vals[0], float):
+            if t and t[0] == "f":
+                return None
+            return _wrap(int(vals[0]), t) if t != "pred" else bool(vals[0])
+        if op == "setp" and len(ops) >= 3 and vals[0] is not None and vals[1] is not None:
+            cmp = next((m for m in ins.modifiers if m in _CMP), None)
+            if cmp is None or t is None or t[0] == "f" or len(ops) > 3:
+                return None
+            a, b = _wrap(vals[0], t), _wrap(vals[1], t)
+            if cmp in _UNSIGNED_CMP or t[0] in "ub":
+                a, b = _wrap(a, "u" + t[1:]), _wrap(b, "u" + t[1:])
+            return _CMP[cmp](a, b)
+        if op == "selp" and len(vals) == 3 and vals[2] is not None:
+            return vals[0] if vals[2] else vals[1]
+        if any(v is None or isinstance(v, float) for v in vals) or not vals:
+            return None
+        mods = set(ins.modifiers)
+        if t == "pred":
+            a = bool(vals[0])
+            if op == "not":
+                return not a
+            b = bool(vals[1]) if len(vals) > 1 else None
+            return {"and": a and b, "or": a or b, "xor": a != b}.get(op)
+        a = vals[0]
+        b = vals[1] if len(vals) > 1 else None
+        c = vals[2] if len(vals) > 2 else None
+        wide_t = None
+        if t and "wide" in mods:
+            wide_t = t[0] + str(int(t[1:]) * 2)
+        if op == "add":
+            return _wrap(a + b, t)
+        if op == "sub":
+            return _wrap(a - b, t)
+        if op == "mul":
+            return _wrap(a * b, wide_t or t) if "hi" not in mods else None
+        if op == "mad" and c is not None:
+            return _wrap(a * b + c, wide_t or t) if "hi" not in mods else None
+        if op == "shl":
+            return _wrap(a << b, t)
+        if op == "shr":
+            return _wrap((_wrap(a, "u" + t[1:]) if t and t[0] in "ub" else a) >> b, t)
+        if op == "and":
+            return _wrap(a & b, t)
+        if op == "or":
+            return _wrap(a | b, t)
+        if op == "xor":
+            return _wrap(a ^ b, t)
+        if op == "not":
+            return _wrap(~a, t)
+        if op == "neg":
+            return _wrap(-a, t)
+        if op == "min":
+            return min(a, b)
+        if op == "max":
+            return max(a, b)
+        if op == "div" and b:
+            q = abs(a) // abs(b)
+            return _wrap(q if (a >= 0) == (b >= 0) else -q, t)
+        if op == "rem" and b:
+            r = abs(a) % abs(b)
+            return _wrap(r if a >= 0 else -r, t)
+        return None
+
+
+def is_sink(op) -> bool:
+    return isinstance(op, Sink)

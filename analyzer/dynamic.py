@@ -1,0 +1,341 @@
+"""Dynamic estimates: loop trip counts, branch probabilities and per-block execution counts.
+
+A loop's trip count comes from its exit test when the test compares an induction variable
+(``add r, r, STEP`` in the loop, one initial value before it) with a loop-invariant bound that
+evaluates to a constant (immediates, ``--param`` values, the launch shape)::
+
+    $L__BB0_4:                              ; header
+        ...
+        add.s32      %r29, %r29, -4;        ; step -4, initial value K - K%4
+        setp.ne.s32  %p6, %r29, 0;
+        @%p6 bra     $L__BB0_4;             ; K/4 iterations for K % 4 == 0
+
+Branch conditions that evaluate to constants are followed exactly. Other branches are estimates:
+a branch to a block that only returns (a bounds check) is assumed not taken, and any other
+unknown branch splits 50/50. A loop whose trip count cannot be derived is assumed to run
+``assumed_trips`` times. Execution counts per thread then solve ``x = e0 + P^T x`` (numpy), and a
+block's count is exact when every branch that can lead to it was decided exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import networkx as nx
+import numpy as np
+
+from isa.ir import Pair, Register
+
+from .cfg import Cfg, Loop
+from .dataflow import Dataflow, _type
+
+ASSUMED_TRIPS = 16
+
+
+@dataclass
+class LoopInfo:
+    header: int
+    depth: int
+    blocks: tuple[int, ...]
+    trips: int | None                 # times the exit test stays in the loop, per entry
+    exact: bool
+    reason: str
+    induction: str | None = None
+    bound: str | None = None
+    first_line: int = 0
+    last_line: int = 0
+
+    def to_json(self) -> dict:
+        return {"header": self.header, "depth": self.depth, "blocks": list(self.blocks),
+                "lines": [self.first_line, self.last_line], "trip_count": self.trips, "exact": self.exact,
+                "reason": self.reason, "induction": self.induction, "bound": self.bound}
+
+
+@dataclass
+class Estimate:
+    counts: dict[int, float]                  # block id -> executions per thread
+    exact: dict[int, bool]                    # block id -> count is exact
+    loops: dict[int, LoopInfo]
+    notes: list[str] = field(default_factory=list)
+    missing_params: set[str] = field(default_factory=set)
+
+
+def _cmp_word(ins) -> str | None:
+    for m in ins.modifiers:
+        if m in ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"):
+            return m
+    return None
+
+
+_SWAP = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
+_UNSIGNED = {"lo": "lt", "ls": "le", "hi": "gt", "hs": "ge"}
+
+
+def first_failure(v0: int, step: int, bound: int, cmp: str, stay_when_true: bool) -> int | None:
+    """The first k >= 0 for which ``(v0 + step*k) cmp bound`` no longer keeps the loop going."""
+    def stays(v: int) -> bool:
+        r = {"lt": v < bound, "le": v <= bound, "gt": v > bound, "ge": v >= bound, "eq": v == bound,
+             "ne": v != bound}[cmp]
+        return r if stay_when_true else not r
+
+    if not stays(v0):
+        return 0
+    if step == 0:
+        return None
+    # reduce "stays" to a comparison against the bound
+    eff = cmp if stay_when_true else {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "eq": "ne", "ne": "eq"}[cmp]
+    if eff == "ne":
+        d = bound - v0
+        if d % step == 0 and d // step > 0:
+            return d // step
+        return None
+    if eff == "eq":
+        return 1
+    if eff in ("lt", "le"):
+        if step < 0:
+            return None
+        lim = bound - v0 if eff == "lt" else bound - v0 + 1
+        return max(0, math.ceil(lim / step))
+    if step > 0:
+        return None
+    lim = v0 - bound if eff == "gt" else v0 - bound + 1
+    return max(0, math.ceil(lim / -step))
+
+
+class Estimator:
+    def __init__(self, cfg: Cfg, flow: Dataflow, assumed_trips: int = ASSUMED_TRIPS):
+        self.cfg = cfg
+        self.flow = flow
+        self.assumed = assumed_trips
+        self.ins = cfg.fn.instructions
+
+    # ---- loops ------------------------------------------------------------------------------
+
+    def _exit_branches(self, loop: Loop) -> list[tuple[int, int, int]]:
+        """(block, in-loop successor, out-of-loop successor) for conditional exits of a loop."""
+        out = []
+        for b in sorted(loop.blocks):
+            succ = list(self.cfg.graph.successors(b))
+            if len(succ) != 2:
+                continue
+            inside = [s for s in succ if s in loop.blocks]
+            outside = [s for s in succ if s not in loop.blocks]
+            if len(inside) == 1 and len(outside) == 1:
+                out.append((b, inside[0], outside[0]))
+        return out
+
+    def loop_info(self, loop: Loop) -> LoopInfo:
+        blocks = self.cfg.blocks
+        lines = [self.ins[k].span.line for b in loop.blocks for k in range(blocks[b].start, blocks[b].end)]
+        base = dict(header=loop.header, depth=loop.depth, blocks=tuple(sorted(loop.blocks)),
+                    first_line=min(lines, default=0), last_line=max(lines, default=0))
+        exits = self._exit_branches(loop)
+        if not exits:
+            return LoopInfo(trips=None, exact=False, reason="no conditional exit", **base)
+        exits.sort(key=lambda e: (e[0] not in loop.latches, e[0] != loop.header))
+        b, inside, _outside = exits[0]
+        branch_idx = blocks[b].end - 1
+        br = self.ins[branch_idx]
+        if br.guard is None:
+            return LoopInfo(trips=None, exact=False, reason="exit is not a predicated branch", **base)
+        taken_inside = self.cfg.graph.edges[b, inside].get("kind") == "taken"
+        stay_when_true = taken_inside != br.guard.negated
+        fn = self.cfg.fn
+        pkey = fn.register_key(br.guard.register, br.scope)
+        pdefs = self.flow.reaching(pkey, branch_idx)
+        if len(pdefs) != 1:
+            return LoopInfo(trips=None, exact=False, reason=f"exit predicate {br.guard.register} has several definitions",
+                            **base)
+        k = next(iter(pdefs))
+        setp = self.ins[k]
+        cmp = _cmp_word(setp)
+        if setp.opcode != "setp" or cmp is None or len(setp.operands) != 3:
+            return LoopInfo(trips=None, exact=False, reason=f"exit test is not a simple compare (line {setp.span.line})",
+                            **base)
+        t = _type(setp)
+        if t and t[0] == "f":
+            return LoopInfo(trips=None, exact=False, reason="floating-point exit test", **base)
+        cmp = _UNSIGNED.get(cmp, cmp)
+        a, bop = setp.operands[1], setp.operands[2]
+        for iv_op, bound_op, c in ((a, bop, cmp), (bop, a, _SWAP[cmp])):
+            res = self._induction(loop, k, iv_op)
+            if res is None:
+                continue
+            v0, step, name = res
+            bound = self._invariant(loop, k, bound_op)
+            btext = _text(bound_op)
+            if bound is None:
+                missing = sorted(self.flow.missing)
+                why = (f"bound {btext} depends on parameter(s) {', '.join(missing)}: give --param" if missing
+                       else f"bound {btext} is not a constant")
+                return LoopInfo(trips=None, exact=False, reason=why, induction=name, bound=btext, **base)
+            if v0 is None:
+                return LoopInfo(trips=None, exact=False, reason=f"initial value of {name} is not a constant",
+                                induction=name, bound=btext, **base)
+            n = first_failure(v0, step, bound, c, stay_when_true)
+            if n is None:
+                return LoopInfo(trips=None, exact=False, reason="the exit test never fails for these values",
+                                induction=name, bound=btext, **base)
+            return LoopInfo(trips=n, exact=True,
+                            reason=f"{name} from {v0} step {step} while {c} {bound}" if stay_when_true
+                            else f"{name} from {v0} step {step} until {c} {bound}",
+                            induction=name, bound=btext if btext == str(bound) else f"{btext} = {bound}", **base)
+        return LoopInfo(trips=None, exact=False, reason=f"no induction variable in the exit test (line {setp.span.line})",
+                        **base)
+
+    def _invariant(self, loop: Loop, at: int, op):
+        if isinstance(op, Register) and op.component is None:
+            key = self.cfg.fn.register_key(op.name, self.ins[at].scope)
+            defs = self.flow.reaching(key, at)
+            if any(self.cfg.block_of_index[d] in loop.blocks for d in defs):
+                return None
+        v = self.flow.operand_value(op, at)
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+    def _induction(self, loop: Loop, at: int, op):
+        """(value compared in the first iteration, step, name) when ``op`` is an induction variable."""
+        if not isinstance(op, Register) or op.component is not None:
+            return None
+        fn = self.cfg.fn
+        key = fn.register_key(op.name, self.ins[at].scope)
+        defs = self.flow.reaching(key, at)
+        inside = [d for d in defs if self.cfg.block_of_index[d] in loop.blocks]
+        outside = [d for d in defs if self.cfg.block_of_index[d] not in loop.blocks]
+        if len(inside) != 1:
+            return None
+        u = inside[0]
+        upd = self.ins[u]
+        if upd.opcode not in ("add", "sub") or len(upd.operands) != 3:
+            return None
+        src = upd.operands[1]
+        if not (isinstance(src, Register) and fn.register_key(src.name, upd.scope) == key):
+            return None
+        step = self._invariant(loop, u, upd.operands[2])
+        if step is None:
+            return None
+        if upd.opcode == "sub":
+            step = -step
+        src_defs = self.flow.reaching(key, u)
+        init_defs = [d for d in src_defs if self.cfg.block_of_index[d] not in loop.blocks]
+        if len(init_defs) != 1 or len(src_defs) != 2 or u not in src_defs:
+            return None
+        v0 = self.flow.def_value(init_defs[0])
+        if outside:   # compared before the update in this iteration
+            if outside != init_defs:
+                return None
+            return v0, step, op.name
+        return (None if v0 is None else v0 + step), step, op.name
+
+    # ---- frequencies ------------------------------------------------------------------------
+
+    def estimate(self) -> Estimate:
+        cfg = self.cfg
+        g = cfg.graph
+        n = len(cfg.blocks)
+        loops = {h: self.loop_info(l) for h, l in cfg.loops.items()}
+        prob: dict[tuple[int, int], float] = {}
+        exact_branch: dict[int, bool] = {}
+        notes: list[str] = []
+        controlling: dict[int, int] = {}
+        for h, l in cfg.loops.items():
+            ex = self._exit_branches(l)
+            if ex:
+                ex.sort(key=lambda e: (e[0] not in l.latches, e[0] != l.header))
+                controlling[ex[0][0]] = h
+        return_only = {b.id for b in cfg.blocks if g.out_degree(b.id) == 0 and len(b) <= 2}
+        for b in cfg.blocks:
+            succ = list(g.successors(b.id))
+            if len(succ) == 1:
+                prob[(b.id, succ[0])] = 1.0
+                exact_branch[b.id] = True
+                continue
+            if len(succ) != 2:
+                exact_branch[b.id] = True
+                for s in succ:
+                    prob[(b.id, s)] = 1.0 / len(succ)
+                if len(succ) > 2:
+                    exact_branch[b.id] = False
+                continue
+            last_idx = b.end - 1
+            br = self.ins[last_idx]
+            taken = next(s for s in succ if g.edges[b.id, s].get("kind") == "taken")
+            fall = next(s for s in succ if s != taken)
+            if b.id in controlling:
+                h = controlling[b.id]
+                info = loops[h]
+                trips = info.trips if info.trips is not None else self.assumed
+                stay = trips / (trips + 1.0)
+                inside = taken if taken in cfg.loops[h].blocks else fall
+                prob[(b.id, inside)] = stay
+                prob[(b.id, fall if inside == taken else taken)] = 1.0 - stay
+                exact_branch[b.id] = info.exact
+                continue
+            value = None
+            if br.guard is not None:
+                value = self.flow.operand_value(Register(br.guard.register), last_idx)
+            if isinstance(value, bool):
+                take = value != br.guard.negated
+                prob[(b.id, taken)] = 1.0 if take else 0.0
+                prob[(b.id, fall)] = 0.0 if take else 1.0
+                exact_branch[b.id] = True
+            elif taken in return_only or fall in return_only:
+                to_exit = taken if taken in return_only else fall
+                prob[(b.id, to_exit)] = 0.0
+                prob[(b.id, fall if to_exit == taken else taken)] = 1.0
+                exact_branch[b.id] = False
+                notes.append(f"line {br.span.line}: branch to an exit assumed not taken (bounds check)")
+            else:
+                in_loop = [h for h, l in cfg.loops.items() if b.id in l.blocks]
+                leaving = [s for s in succ if in_loop and any(s not in cfg.loops[h].blocks for h in in_loop)]
+                if len(leaving) == 1:  # a second exit from a loop (break): assume the loop runs to its count
+                    prob[(b.id, leaving[0])] = 0.0
+                    prob[(b.id, succ[0] if leaving[0] == succ[1] else succ[1])] = 1.0
+                else:
+                    prob[(b.id, taken)] = 0.5
+                    prob[(b.id, fall)] = 0.5
+                exact_branch[b.id] = False
+                notes.append(f"line {br.span.line}: branch outcome unknown (data or thread dependent)")
+        counts = self._solve(n, prob)
+        for h, info in loops.items():
+            if info.trips is None and counts.get(h, 0) > 0:
+                notes.append(f"loop at line {info.first_line}: trip count unknown ({info.reason}); "
+                             f"assumed {self.assumed}")
+        exact: dict[int, bool] = {}
+        for b in range(n):
+            anc = nx.ancestors(g, b) | {b}
+            exact[b] = all(exact_branch.get(a, True) for a in anc if a != b or b in self._self_loop_blocks(b))
+        return Estimate(counts=counts, exact=exact, loops=loops, notes=notes, missing_params=set(self.flow.missing))
+
+    def _self_loop_blocks(self, b: int) -> set[int]:
+        return {b} if self.cfg.graph.has_edge(b, b) or any(b in l.blocks for l in self.cfg.loops.values()) else set()
+
+    @staticmethod
+    def _solve(n: int, prob: dict[tuple[int, int], float]) -> dict[int, float]:
+        if n == 0:
+            return {}
+        a = np.eye(n)
+        for (u, v), p in prob.items():
+            a[v, u] -= p
+        e = np.zeros(n)
+        e[0] = 1.0
+        try:
+            x = np.linalg.solve(a, e)
+        except np.linalg.LinAlgError:
+            x = np.linalg.lstsq(a, e, rcond=None)[0]
+        out = {}
+        for i, v in enumerate(x):
+            r = round(v)
+            out[i] = float(r) if abs(v - r) <= 1e-6 * max(1.0, abs(v)) else float(v)
+            if out[i] < 0:
+                out[i] = 0.0
+        return out
+
+
+def _text(op) -> str:
+    if isinstance(op, Register):
+        return op.text
+    if isinstance(op, Pair):
+        return _text(op.first)
+    v = getattr(op, "value", None)
+    return str(v) if v is not None else str(op)

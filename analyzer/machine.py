@@ -1,0 +1,77 @@
+"""Machine models for the roofline: ``sim/machines/<name>.toml`` (every number cites its source).
+
+    >>> m = load_machine("h200")
+    >>> round(m.peak("fp32") / 1e12, 1)      # 256 FLOP/clk/SM x 132 SMs x 1.98 GHz
+    66.9
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from isa.errors import InputError
+
+MACHINES = Path(__file__).resolve().parent.parent / "sim" / "machines"
+
+
+@dataclass(frozen=True)
+class Machine:
+    name: str
+    description: str
+    clock_hz: float
+    sms: int
+    dram_bw: float
+    per_sm_clk: dict[str, float] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def peak(self, kind: str) -> float:
+        """Chip-wide peak operations per second for a kind of work (``tensor_f16``, ``fp32``...)."""
+        return self.per_sm_clk[kind] * self.sms * self.clock_hz
+
+
+def _v(node: dict, key: str):
+    item = node[key]
+    return item["value"] if isinstance(item, dict) else item
+
+
+@lru_cache(maxsize=8)
+def load_machine(name_or_path: str = "h200") -> Machine:
+    path = Path(name_or_path)
+    if not path.suffix:
+        path = MACHINES / f"{name_or_path}.toml"
+    if not path.exists():
+        names = ", ".join(sorted(p.stem for p in MACHINES.glob("*.toml")))
+        raise InputError(f"no machine model '{name_or_path}' (known: {names})")
+    data = tomllib.loads(path.read_text())
+    try:
+        peaks = {k: float(_v(data["peak_per_sm_clk"], k)) for k in data["peak_per_sm_clk"]}
+        sources = {f"peak_per_sm_clk.{k}": v["source"] for k, v in data["peak_per_sm_clk"].items()}
+        return Machine(name=data["name"], description=data.get("description", ""),
+                       clock_hz=float(_v(data["clock"], "hz")), sms=int(_v(data["chip"], "sms")),
+                       dram_bw=float(_v(data["memory"], "dram_bw")), per_sm_clk=peaks, sources=sources)
+    except KeyError as exc:
+        raise InputError(f"machine model {path} has no roofline entry {exc} (it is not a GPU model)") from None
+
+
+def work_kind(family: str, unit: str, dtype: str | None) -> str:
+    """Which peak a unit of work runs at: ``mma`` f16 -> ``mma_sync_f16``, ``wgmma`` e4m3 -> ``tensor_fp8``."""
+    if unit == "tensor":
+        if dtype in ("s8", "u8", "s4", "u4", "b1"):
+            return "mma_sync_int8" if not family.startswith("wgmma") else "tensor_int8"
+        if dtype in ("e4m3", "e5m2", "e2m1", "e3m2", "e2m3"):
+            return "tensor_fp8"
+        if dtype == "tf32":
+            return "tensor_tf32"
+        if family.startswith("wgmma"):
+            return "tensor_bf16" if dtype == "bf16" else "tensor_f16"
+        return "mma_sync_f16"
+    if unit == "fp16":
+        return "fp16"
+    if unit == "fp64":
+        return "fp64"
+    if unit == "int":
+        return "int8_dp4a"
+    return "fp32"

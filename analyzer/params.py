@@ -1,0 +1,129 @@
+"""Kernel parameter values from ``--param NAME=VALUE``.
+
+PTX names parameters ``sgemm_naive_param_5``; people know them as ``K``. A NAME may be the PTX
+name, its index (``5`` or ``param_5``), or a source name found in, in this order: the corpus
+manifest's launch arguments (when the file is a corpus PTX), a Triton ``.json`` beside the PTX
+(``arg_names``), or the CUDA source's kernel signature (from ``.file`` or ``../cuda/<stem>.cu``)::
+
+    __global__ void sgemm_naive(const float* A, const float* B, float* C, int M, int N, int K)
+    -> K is sgemm_naive_param_5
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from isa.errors import InputError
+from isa.ir import Function, Module
+
+
+def parse_assignments(items: list[str], what: str = "--param") -> dict[str, int]:
+    out: dict[str, int] = {}
+    for item in items or ():
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise InputError(f"bad {what} '{item}': expected NAME=VALUE (for example K=4096)")
+        try:
+            out[name.strip()] = int(value.strip(), 0)
+        except ValueError:
+            raise InputError(f"bad {what} '{item}': '{value}' is not an integer") from None
+    return out
+
+
+def parse_dims(text: str | None, what: str) -> tuple[int, int, int] | None:
+    if text is None:
+        return None
+    parts = [p for p in re.split(r"[,x\s]+", text.strip()) if p]
+    try:
+        dims = [int(p) for p in parts]
+    except ValueError:
+        raise InputError(f"bad {what} '{text}': expected up to three integers such as 128,1,1") from None
+    if not 1 <= len(dims) <= 3 or any(d <= 0 for d in dims):
+        raise InputError(f"bad {what} '{text}': expected up to three positive integers such as 128,1,1")
+    return tuple(dims + [1] * (3 - len(dims)))  # type: ignore[return-value]
+
+
+def source_names(module: Module, fn: Function) -> list[str | None]:
+    """Source-level names of the kernel's parameters, ``None`` where unknown."""
+    n = len(fn.params)
+    path = Path(module.path) if module.path else None
+    if path is not None:
+        names = _manifest_names(path, fn.name) or _triton_names(path) or _cuda_names(module, path, fn.name)
+        if names:
+            return (list(names) + [None] * n)[:n]
+    return [None] * n
+
+
+def _manifest_names(path: Path, kernel: str) -> list[str] | None:
+    manifest = path.parent.parent / "manifest.json"
+    if not manifest.exists():
+        return None
+    try:
+        data = json.loads(manifest.read_text())
+    except (OSError, ValueError):
+        return None
+    for e in data.get("entries", ()):
+        if e.get("entry") == kernel and any(Path(p).name == path.name for p in e.get("ptx", {}).values()):
+            return [a.get("scalar") or a.get("buffer") for a in e.get("launch", {}).get("args", ())]
+    return None
+
+
+def _triton_names(path: Path) -> list[str] | None:
+    meta = path.with_suffix(".json")
+    if not meta.exists():
+        return None
+    try:
+        data = json.loads(meta.read_text())
+    except (OSError, ValueError):
+        return None
+    names = data.get("arg_names")
+    return list(names) if isinstance(names, list) else None
+
+
+_SIG = r"__global__\s+(?:__launch_bounds__\([^)]*\)\s*|__cluster_dims__\([^)]*\)\s*)*void\s+(?:__launch_bounds__\([^)]*\)\s*)*{name}\s*\(([^)]*)\)"
+
+
+def _cuda_names(module: Module, path: Path, kernel: str) -> list[str] | None:
+    candidates = [Path(f.name) for f in module.files.values()]
+    stem = path.name.split(".")[0]
+    candidates.append(path.parent.parent / "cuda" / f"{stem}.cu")
+    candidates.append(path.with_name(stem + ".cu"))
+    for c in candidates:
+        if c.suffix != ".cu" or not c.exists():
+            continue
+        text = c.read_text(errors="replace")
+        m = re.search(_SIG.format(name=re.escape(kernel)), text)
+        if not m:
+            continue
+        names = []
+        for part in m.group(1).split(","):
+            words = re.findall(r"[A-Za-z_]\w*", part.split("=")[0])
+            names.append(words[-1] if words else None)
+        return names
+    return None
+
+
+def resolve(module: Module, fn: Function, given: dict[str, int], *, strict: bool = True) -> dict[str, int]:
+    """Map user names to PTX parameter names; unknown names raise :class:`InputError` when ``strict``."""
+    ptx_names = [p.name for p in fn.params]
+    src = source_names(module, fn)
+    out: dict[str, int] = {}
+    for key, value in given.items():
+        idx = None
+        if key in ptx_names:
+            idx = ptx_names.index(key)
+        elif key.isdigit() and int(key) < len(ptx_names):
+            idx = int(key)
+        elif re.fullmatch(r"param_\d+", key) and int(key[6:]) < len(ptx_names):
+            idx = int(key[6:])
+        elif key in src:
+            idx = src.index(key)
+        if idx is None:
+            if strict:
+                known = [f"{p} ({s})" if s else p for p, s in zip(ptx_names, src)]
+                raise InputError(f"kernel '{fn.name}' has no parameter '{key}' (parameters: {', '.join(known) or 'none'})")
+            continue
+        out[ptx_names[idx]] = value
+    return out

@@ -1,0 +1,178 @@
+"""Reports as text (rich tables), JSON and SARIF 2.1.0.
+
+SARIF rule ids are stable:
+
+==========  ==========================================================
+KL001       an expectation (``--expect``) does not hold
+KL002       a forbidden class or opcode (``--forbid``) is used
+KL003       local-memory traffic (register spills or local arrays)
+KL004       a loop trip count could not be derived (estimate assumed)
+KL005       a precision-mode rule is broken (``--precision-mode``)
+==========  ==========================================================
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from .report import KernelReport
+
+RULES = {
+    "KL001": ("expectation-failed", "An instruction expectation does not hold", "error"),
+    "KL002": ("forbidden-instruction", "A forbidden instruction class or opcode is used", "error"),
+    "KL003": ("local-memory-spill", "The kernel moves data through local memory (register spills)", "warning"),
+    "KL004": ("unknown-trip-count", "A loop trip count could not be derived; dynamic figures are estimates", "note"),
+    "KL005": ("precision-violation", "An arithmetic instruction breaks the selected precision mode", "error"),
+}
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        if v == 0:
+            return "0"
+        if abs(v) >= 1e6 or abs(v) < 1e-2:
+            return f"{v:.3g}"
+        return f"{v:,.2f}"
+    if isinstance(v, int) and abs(v) >= 10000:
+        return f"{v:.4g}" if abs(v) >= 1e9 else f"{v:,}"
+    return str(v)
+
+
+def render_text(reports: list[KernelReport], *, width: int | None = None, precision: dict | None = None) -> str:
+    buf = io.StringIO()
+    console = Console(file=buf, width=width or 110, force_terminal=False, color_system=None, highlight=False)
+    for r in reports:
+        data = r.to_json()
+        dyn = data["dynamic"]
+        console.rule(f"{r.name}  ({r.path}, {data['target'] or r.module.isa})")
+        summary = Table(show_header=False, box=None, pad_edge=False)
+        summary.add_column(style="bold")
+        summary.add_column()
+        regs = data["registers"]
+        shared = data["shared"]
+        summary.add_row("instructions", f"{len(r.instructions)} static, {_fmt(dyn['instructions']['value'])} executed "
+                        f"per {dyn['per']}{'' if dyn['exact'] else ' (estimate)'}")
+        summary.add_row("loops", ", ".join(
+            f"L{li['lines'][0]}-{li['lines'][1]} depth {li['depth']}: "
+            + (f"{li['trip_count']} trips" if li["trip_count"] is not None else "trips unknown")
+            for li in data["loops"]) or "none")
+        summary.add_row("registers", f"{regs['virtual_32bit']} virtual 32-bit, {regs['predicates']} predicates")
+        summary.add_row("shared memory", f"{shared['static_bytes']} B static" + (" + dynamic" if shared["dynamic"] else ""))
+        summary.add_row("local memory", f"{data['local_bytes']} B, {data['spills']['static']} spill instructions")
+        flops = dyn["flops"]
+        summary.add_row("FLOPs", f"{_fmt(flops['value'])} per {dyn['per']} "
+                        + ", ".join(f"{k} {_fmt(v)}" for k, v in flops["by_dtype"].items()))
+        if dyn["int_ops"]["value"]:
+            summary.add_row("integer ops", f"{_fmt(dyn['int_ops']['value'])} "
+                            + ", ".join(f"{k} {_fmt(v)}" for k, v in dyn["int_ops"]["by_dtype"].items()))
+        gb = dyn["bytes"].get("global", {}).get("value", 0)
+        summary.add_row("global bytes", f"{_fmt(gb)} per {dyn['per']}")
+        summary.add_row("intensity", f"{_fmt(dyn['intensity']['value'])} FLOP/B")
+        roof = dyn.get("roofline")
+        if roof and roof.get("bound"):
+            summary.add_row("roofline", f"{roof['bound']}-bound on {roof['machine']}: attainable "
+                            f"{_fmt((roof['attainable_ops_per_s'] or 0) / 1e12)} TFLOP/s of peak "
+                            f"{_fmt((roof['peak_ops_per_s'] or 0) / 1e12)}")
+        console.print(summary)
+        classes = Table(title="instruction classes", title_justify="left")
+        classes.add_column("class")
+        classes.add_column("static", justify="right")
+        classes.add_column(f"executed per {dyn['per']}", justify="right")
+        main = [c for c in data["classes"] if not c[-1].isdigit()]
+        for c in main:
+            classes.add_row(c, str(data["classes"][c]), _fmt(dyn["mix"].get(c, 0)))
+        console.print(classes)
+        ops = Table(title="opcodes", title_justify="left")
+        ops.add_column("opcode")
+        ops.add_column("static", justify="right")
+        for name, n in sorted(data["opcodes"].items(), key=lambda t: (-t[1], t[0]))[:25]:
+            ops.add_row(name, str(n))
+        if len(data["opcodes"]) > 25:
+            ops.add_row(f"... {len(data['opcodes']) - 25} more", "")
+        console.print(ops)
+        if r.outcomes:
+            ex = Table(title="expectations", title_justify="left")
+            ex.add_column("expectation")
+            ex.add_column("found", justify="right")
+            ex.add_column("result")
+            for o in r.outcomes:
+                ex.add_row(str(o.expectation), str(o.found), "PASS" if o.holds else "FAIL")
+            console.print(ex)
+            for o in r.outcomes:
+                if not o.holds:
+                    console.print("FAIL " + o.message(r), markup=False)
+        for note in dyn["notes"]:
+            console.print(f"note: {note}", markup=False)
+    if precision:
+        for v in precision.get("violations", ()):
+            console.print(f"precision: {v['file']}:{v['line']}: {v['message']}", markup=False)
+    return buf.getvalue()
+
+
+def render_json(reports: list[KernelReport], *, precision: dict | None = None) -> str:
+    doc = {"tool": "kernlens validate-kernel", "format": 1,
+           "ok": all(o.holds for r in reports for o in r.outcomes) and not (precision or {}).get("violations"),
+           "kernels": [r.to_json() for r in reports]}
+    if precision is not None:
+        doc["precision"] = precision
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def _location(path: str, line: int, kernel: str) -> dict:
+    uri = Path(path).as_posix() if path else "<text>"
+    return {"physicalLocation": {"artifactLocation": {"uri": uri},
+                                 "region": {"startLine": max(1, line)}},
+            "logicalLocations": [{"name": kernel, "kind": "function"}]}
+
+
+def render_sarif(reports: list[KernelReport], *, precision: dict | None = None) -> str:
+    results = []
+    for r in reports:
+        for o in r.outcomes:
+            if o.holds:
+                continue
+            rule = "KL002" if o.expectation.text.startswith("--forbid") else "KL001"
+            lines = [r.instructions[k].span.line for k in (o.matches or o.nearest)] or [r.function.span.line]
+            results.append({
+                "ruleId": rule, "level": "error",
+                "message": {"text": o.message(r)},
+                "locations": [_location(r.path, lines[0], r.name)],
+                "relatedLocations": [{"id": n, **_location(r.path, ln, r.name)} for n, ln in enumerate(lines[1:5], 1)],
+                "properties": {"kernel": r.name, "expectation": str(o.expectation), "found": o.found},
+            })
+        spills = r.matching("SPILL")
+        if spills:
+            results.append({
+                "ruleId": "KL003", "level": "warning",
+                "message": {"text": f"kernel '{r.name}': {len(spills)} local-memory instructions (spills)"},
+                "locations": [_location(r.path, r.instructions[spills[0]].span.line, r.name)],
+            })
+        for li in r.loops:
+            if li.trips is None and r.estimate.counts.get(li.header, 0) > 0:
+                results.append({
+                    "ruleId": "KL004", "level": "note",
+                    "message": {"text": f"kernel '{r.name}': loop trip count unknown: {li.reason}"},
+                    "locations": [_location(r.path, li.first_line, r.name)],
+                })
+    for v in (precision or {}).get("violations", ()):
+        results.append({"ruleId": "KL005", "level": "error", "message": {"text": v["message"]},
+                        "locations": [_location(v["file"], v["line"], v.get("kernel", ""))]})
+    rules = [{"id": rid, "name": name, "shortDescription": {"text": text},
+              "defaultConfiguration": {"level": level}} for rid, (name, text, level) in RULES.items()]
+    doc = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "kernlens validate-kernel",
+                                "version": "0.1.0", "rules": rules}},
+            "results": results,
+        }],
+    }
+    return json.dumps(doc, indent=2) + "\n"

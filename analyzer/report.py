@@ -1,0 +1,409 @@
+"""Analysis of one kernel: static counts, classes, loops, footprint, dynamic estimates, roofline,
+expectations. :func:`analyze_module` returns one :class:`KernelReport` per kernel.
+
+Works on any ISA the front ends read: instruction facts come through
+``isa.semantics.describe(instr, module.isa)``.
+
+    >>> import isa
+    >>> m = isa.load("../shared/corpus/ptx/sgemm_naive.sm_90.ptx")          # doctest: +SKIP
+    >>> r = analyze_module(m, params={"sgemm_naive_param_5": 2048})[0]    # doctest: +SKIP
+    >>> r.classes["FP32_FMA"]                                              # doctest: +SKIP
+    5
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from isa.errors import InputError
+from isa.ir import Address, Function, Instruction, Module, RegisterDecl, Symbol, Variable, walk
+from isa.semantics import OpInfo, Scope
+from isa.semantics import describe as describe_any
+from isa.types import type_bits
+
+from .cfg import Cfg
+from .dataflow import Dataflow, Launch
+from .dynamic import ASSUMED_TRIPS, Estimate, Estimator, LoopInfo
+from .machine import Machine, load_machine, work_kind
+from .patterns import Expectation, compile_pattern, is_class_name
+
+_SCOPE_DIV = {Scope.LANE: 1, Scope.WARP: 32, Scope.WARPGROUP: 128, Scope.INSTRUCTION: 1}
+
+
+@dataclass
+class Outcome:
+    """The result of one expectation on one kernel."""
+
+    expectation: Expectation
+    found: int
+    holds: bool
+    matches: list[int] = field(default_factory=list)     # instruction indices that match
+    nearest: list[int] = field(default_factory=list)     # closest candidates when it fails
+
+    def message(self, report: "KernelReport") -> str:
+        e = self.expectation
+        head = (f"kernel '{report.name}': expected {e.name} {e.op} {e.count}, found {self.found}"
+                + (f" (from {e.text})" if e.text.startswith("--") else ""))
+        if self.holds:
+            return head
+        shown = self.nearest if self.nearest else self.matches
+        what = "nearest instructions" if self.nearest else "matching instructions"
+        lines = [head]
+        if shown:
+            lines.append(f"  {what}:")
+            for k in shown[:5]:
+                lines.append("    " + report.where(k))
+        else:
+            lines.append("  no similar instructions in this kernel")
+        return "\n".join(lines)
+
+
+@dataclass
+class KernelReport:
+    module: Module
+    function: Function
+    infos: list[OpInfo]
+    cfg: Cfg
+    estimate: Estimate
+    machine: Machine | None
+    launch: Launch
+    params: dict[str, int]
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    # ---- static -----------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.function.name
+
+    @property
+    def instructions(self) -> list[Instruction]:
+        return self.function.instructions
+
+    @property
+    def path(self) -> str:
+        return self.module.path or "<text>"
+
+    @property
+    def opcodes(self) -> dict[str, int]:
+        return dict(sorted(Counter(i.full_opcode for i in self.instructions).items()))
+
+    @property
+    def classes(self) -> dict[str, int]:
+        c: Counter[str] = Counter()
+        for info in self.infos:
+            c.update(info.classes)
+        return dict(sorted(c.items()))
+
+    def matching(self, name: str) -> list[int]:
+        """Indices of instructions matching a class name or an opcode pattern."""
+        if is_class_name(name):
+            return [k for k, info in enumerate(self.infos) if name in info.classes]
+        pat = compile_pattern(name, self.module.isa)
+        return [k for k, ins in enumerate(self.instructions) if pat.matches(ins, self.module.isa)]
+
+    def count(self, name: str) -> int:
+        return len(self.matching(name))
+
+    def where(self, k: int) -> str:
+        ins = self.instructions[k]
+        line = ins.span.line
+        text = self.module.source_line(line) if line else None
+        text = (text or str(ins)).strip()
+        return f"{self.path}:{line}: {text}"
+
+    def nearest(self, name: str, limit: int = 3) -> list[int]:
+        """Instructions closest to what a failed expectation asked for."""
+        ins = self.instructions
+        if is_class_name(name):
+            related = _RELATED.get(name, ())
+            for cls in related:
+                hits = [k for k, info in enumerate(self.infos) if cls in info.classes]
+                if hits:
+                    return hits[:limit]
+            prefix = name.split("_")[0]
+            hits = [k for k, info in enumerate(self.infos) if any(c.startswith(prefix) for c in info.classes)]
+            return hits[:limit]
+        pat = compile_pattern(name, self.module.isa)
+        scored = sorted(((pat.similarity(i, self.module.isa), k) for k, i in enumerate(ins)), key=lambda t: (-t[0], t[1]))
+        return [k for s, k in scored[:limit] if s >= 1.0]
+
+    # ---- loops and footprint ----------------------------------------------------------------
+
+    @property
+    def loops(self) -> list[LoopInfo]:
+        return [self.estimate.loops[h] for h in sorted(self.estimate.loops)]
+
+    def loop_depth(self, k: int) -> int:
+        return self.cfg.depth_of_instruction(k)
+
+    @property
+    def registers(self) -> dict:
+        declared: Counter[str] = Counter()
+        for d in self.function.declarations:
+            if isinstance(d, RegisterDecl):
+                declared[d.type] += d.count if d.count is not None else len(d.names)
+        regs32 = sum(max(1, type_bits(t) // 32) * n for t, n in declared.items() if t != "pred")
+        return {"declared": dict(sorted(declared.items())), "predicates": declared.get("pred", 0),
+                "virtual_32bit": regs32,
+                "note": "virtual registers as declared in the assembly; ptxas allocates the physical ones"}
+
+    def _referenced_symbols(self) -> set[str]:
+        names: set[str] = set()
+
+        def visit(op) -> None:
+            if isinstance(op, Symbol):
+                names.add(op.name)
+            elif isinstance(op, Address) and isinstance(op.base, Symbol):
+                names.add(op.base.name)
+            for sub in getattr(op, "elements", ()) or getattr(op, "items", ()):
+                visit(sub)
+
+        for ins in self.instructions:
+            for op in ins.operands:
+                visit(op)
+        return names
+
+    @property
+    def shared(self) -> dict:
+        used = self._referenced_symbols()
+        static, dynamic, names = 0, False, []
+        local_vars = [v for v in walk(self.function.body or ()) if isinstance(v, Variable)]
+        module_vars = [v for v in self.module.variables if v.name in used]
+        for v in local_vars + module_vars:
+            if v.space != "shared":
+                continue
+            size = v.size_bytes
+            names.append(v.name)
+            if size is None:
+                dynamic = True
+            else:
+                static += size
+        return {"static_bytes": static, "dynamic": dynamic, "variables": names}
+
+    @property
+    def local_bytes(self) -> int:
+        return sum(v.size_bytes or 0 for v in walk(self.function.body or ()) if isinstance(v, Variable)
+                   and v.space == "local")
+
+    # ---- dynamic ----------------------------------------------------------------------------
+
+    def instruction_counts(self) -> list[float]:
+        """Per-thread executions of every instruction."""
+        counts = self.estimate.counts
+        return [counts.get(self.cfg.block_of_index[k], 0.0) for k in range(len(self.instructions))]
+
+    def instruction_exact(self) -> list[bool]:
+        ex = self.estimate.exact
+        return [ex.get(self.cfg.block_of_index[k], False) for k in range(len(self.instructions))]
+
+    @property
+    def threads(self) -> int | None:
+        return self.launch.threads
+
+    def dynamic(self) -> dict:
+        """Per-thread and (with a launch shape) whole-launch estimates, each marked exact or not."""
+        counts = self.instruction_counts()
+        exact = self.instruction_exact()
+        loops_exact = all(li.exact for li in self.estimate.loops.values()
+                          if self.estimate.counts.get(li.header, 0) > 0)
+        all_exact = all(exact) and loops_exact
+        flops: Counter[str] = Counter()
+        int_ops: Counter[str] = Counter()
+        by_kind: Counter[str] = Counter()
+        nbytes: Counter[str] = Counter()
+        mix: Counter[str] = Counter()
+        units: Counter[str] = Counter()
+        spill = 0.0
+        total = 0.0
+        for k, info in enumerate(self.infos):
+            c = counts[k]
+            if not c:
+                continue
+            total += c
+            share = c / _SCOPE_DIV[info.scope]
+            units[info.unit.value] += c
+            for cls in info.classes:
+                mix[cls] += c
+            if info.flops:
+                flops[info.in_dtype or "?"] += info.flops * share
+                by_kind[work_kind(info.family, info.unit.value, info.in_dtype)] += info.flops * share
+            if info.int_ops:
+                int_ops[info.in_dtype or "?"] += info.int_ops * share
+                by_kind[work_kind(info.family, info.unit.value, info.in_dtype)] += info.int_ops * share
+            if info.bytes and info.space:
+                nbytes[info.space] += info.bytes * share
+                if info.space == "local":
+                    spill += info.bytes * share
+        threads = self.threads
+        scale = threads if threads else 1
+        per = "launch" if threads else "thread"
+
+        def val(v: float, ex: bool = all_exact) -> dict:
+            return {"value": _num(v * scale), "exact": bool(ex)}
+
+        total_flops = sum(flops.values())
+        gbytes = nbytes.get("global", 0.0)
+        intensity = (total_flops + sum(int_ops.values())) / gbytes if gbytes else None
+        out = {
+            "per": per,
+            "threads": threads,
+            "exact": all_exact,
+            "instructions": val(total),
+            "instructions_per_thread": {"value": _num(total), "exact": all_exact},
+            "flops": {**val(total_flops), "by_dtype": {k: _num(v * scale) for k, v in sorted(flops.items())}},
+            "int_ops": {**val(sum(int_ops.values())), "by_dtype": {k: _num(v * scale) for k, v in sorted(int_ops.items())}},
+            "bytes": {space: val(v) for space, v in sorted(nbytes.items())},
+            "spill_bytes": val(spill),
+            "intensity": {"value": intensity, "exact": all_exact},
+            "mix": {k: _num(v * scale) for k, v in sorted(mix.items())},
+            "units": {k: _num(v * scale) for k, v in sorted(units.items())},
+            "work_by_kind": {k: _num(v * scale) for k, v in sorted(by_kind.items())},
+            "notes": list(dict.fromkeys(self.estimate.notes)),
+            "missing_params": sorted(self.estimate.missing_params),
+            "assumed_trip_count": ASSUMED_TRIPS,
+        }
+        out["roofline"] = self.roofline(by_kind, gbytes * scale, scale)
+        return out
+
+    def roofline(self, by_kind: Counter, global_bytes: float, scale: float) -> dict | None:
+        m = self.machine
+        if m is None:
+            return None
+        compute_s = 0.0
+        for kind, work in by_kind.items():
+            if kind in m.per_sm_clk:
+                compute_s += work * scale / m.peak(kind)
+        work = sum(by_kind.values()) * scale
+        memory_s = global_bytes / m.dram_bw if global_bytes else 0.0
+        peak = work / compute_s if compute_s else None
+        intensity = work / global_bytes if global_bytes else None
+        attainable = None
+        if peak is not None:
+            attainable = min(peak, intensity * m.dram_bw) if intensity is not None else peak
+        bound = None
+        if compute_s or memory_s:
+            bound = "compute" if compute_s >= memory_s else "memory"
+        out = {"machine": m.name, "peak_ops_per_s": peak, "dram_bytes_per_s": m.dram_bw,
+               "intensity": intensity, "ridge": (peak / m.dram_bw) if peak else None,
+               "attainable_ops_per_s": attainable, "bound": bound,
+               "kinds": {k: m.peak(k) for k in by_kind if k in m.per_sm_clk}}
+        if self.threads:
+            out["time_lower_bound_s"] = max(compute_s, memory_s)
+        return out
+
+    # ---- expectations -----------------------------------------------------------------------
+
+    def check(self, expectations: list[Expectation]) -> list[Outcome]:
+        out = []
+        for e in expectations:
+            if e.is_class:
+                _check_class_name(e.name, self.module.isa)
+            matches = self.matching(e.name)
+            holds = e.holds(len(matches))
+            nearest = [] if holds or matches else self.nearest(e.name)
+            out.append(Outcome(e, len(matches), holds, matches, nearest))
+        self.outcomes = out
+        return out
+
+    def to_json(self) -> dict:
+        dyn = self.dynamic()
+        return {
+            "name": self.name,
+            "file": self.path,
+            "isa": self.module.isa,
+            "target": self.module.target,
+            "line": self.function.span.line,
+            "opcodes": self.opcodes,
+            "classes": self.classes,
+            "dynamic": dyn,
+            "flops": {"total": dyn["flops"]["value"], "by_dtype": dyn["flops"]["by_dtype"],
+                      "int_ops": dyn["int_ops"]["value"], "per": dyn["per"], "exact": dyn["flops"]["exact"]},
+            "bytes": {space: v["value"] for space, v in dyn["bytes"].items()} | {"per": dyn["per"]},
+            "intensity": dyn["intensity"]["value"],
+            "registers": self.registers,
+            "shared_bytes": self.shared["static_bytes"],
+            "shared": self.shared,
+            "local_bytes": self.local_bytes,
+            "spills": {"static": self.classes.get("SPILL", 0), "bytes": dyn["spill_bytes"]["value"]},
+            "loops": [li.to_json() for li in self.loops],
+            "max_loop_depth": self.cfg.max_depth,
+            "expectations": [
+                {"expectation": str(o.expectation), "name": o.expectation.name, "op": o.expectation.op,
+                 "count": o.expectation.count, "found": o.found, "result": "pass" if o.holds else "fail",
+                 "lines": [self.instructions[k].span.line for k in o.matches][:50],
+                 "nearest": [{"line": self.instructions[k].span.line, "instruction": self.instructions[k].full_opcode}
+                             for k in o.nearest]}
+                for o in self.outcomes],
+        }
+
+
+_RELATED = {
+    "TENSOR_CORE": ("FP16_FMA", "BF16_FMA", "FP32_FMA", "INT8_DP4A", "FP64_FMA"),
+    "FP16_FMA": ("BF16_FMA", "FP16_ARITH", "FP32_FMA", "TENSOR_CORE"),
+    "BF16_FMA": ("FP16_FMA", "FP16_ARITH", "FP32_FMA", "TENSOR_CORE"),
+    "FP32_FMA": ("FP32_ARITH", "FP16_FMA", "FP64_FMA", "TENSOR_CORE"),
+    "FP64_FMA": ("FP64_ARITH", "FP32_FMA"),
+    "INT8_DP4A": ("TENSOR_CORE", "INT_ARITH"),
+    "ASYNC_COPY": ("LOAD_GLOBAL", "STORE_SHARED"),
+    "LDMATRIX": ("LOAD_SHARED",),
+    "SHUFFLE": ("LOAD_SHARED", "STORE_SHARED", "BARRIER"),
+    "ATOMIC": ("REDUCTION", "STORE_GLOBAL"),
+    "REDUCTION": ("ATOMIC", "STORE_GLOBAL"),
+}
+
+
+def _check_class_name(name: str, isa: str) -> None:
+    known = known_classes(isa)
+    if name not in known:
+        import difflib
+
+        close = difflib.get_close_matches(name, sorted(known), n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise InputError(f"unknown instruction class '{name}'{hint}")
+
+
+def known_classes(isa: str = "ptx") -> set[str]:
+    from isa.ptx.semantics import CLASSES
+
+    names = set(CLASSES)
+    if isa == "ascend":
+        try:
+            from isa.ascend import semantics as asc
+
+            names |= set(getattr(asc, "CLASSES", ()))
+        except ImportError:  # pragma: no cover
+            pass
+    return names
+
+
+def _num(v: float):
+    if v is None:
+        return None
+    r = round(v)
+    return int(r) if abs(v - r) < 1e-6 * max(1.0, abs(v)) else float(v)
+
+
+def analyze_function(module: Module, fn: Function, *, params: dict[str, int] | None = None,
+                     launch: Launch | None = None, machine: str | Machine | None = "h200",
+                     assumed_trips: int = ASSUMED_TRIPS) -> KernelReport:
+    infos = [describe_any(i, module.isa) for i in fn.instructions]
+    cfg = Cfg(fn)
+    launch = launch or Launch()
+    flow = Dataflow(cfg, dict(params or {}), launch)
+    est = Estimator(cfg, flow, assumed_trips).estimate()
+    mach = machine if isinstance(machine, Machine) or machine is None else _machine_or_none(machine, module.isa)
+    return KernelReport(module, fn, infos, cfg, est, mach, launch, dict(params or {}))
+
+
+def _machine_or_none(name: str, isa: str) -> Machine | None:
+    if isa != "ptx":
+        return None
+    return load_machine(name)
+
+
+def analyze_module(module: Module, *, kernel: str | None = None, **options) -> list[KernelReport]:
+    """Reports for every kernel of a module (or the one named ``kernel``)."""
+    fns = [module.function(kernel)] if kernel else module.kernels
+    return [analyze_function(module, fn, **options) for fn in fns]
