@@ -235,7 +235,8 @@ class InspectorApp(App):
         asm = self.query_one("#asm", AsmView)
         asm.set_doc(doc, getattr(doc, "heat", None))
         a = doc.analysis
-        hdr = (f"[b]{escape(doc.name)}[/]  [dim]{escape(doc.path)}  ·  {len(doc.fn.instructions)} instructions  ·  "
+        where = "/".join(Path(doc.path).parts[-2:])
+        hdr = (f"[b]{escape(doc.name)}[/]  [dim]{escape(where)}  ·  {len(doc.fn.instructions)} instructions  ·  "
                f"facts: {escape(a.provider)}[/]\n"
                f"[dim]{escape(AsmView.header())}[/]")
         self.query_one("#code-header", Static).update(hdr)

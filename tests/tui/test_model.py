@@ -1,0 +1,134 @@
+"""The inspector's data layer: highlighting, kernel ranges, sources, search, loops, load errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CORPUS, EXAMPLES, corpus_or_skip, corpus_ptx_files
+from tui.analysis import backward_loops, class_label, match_pattern
+from tui.highlight import tokens
+from tui.model import kernel_range, load_file
+from tui.synthetic import synthetic_ptx
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_tokens_cover_the_line_and_classify_ptx_parts():
+    line = "\t@%p8 st.global.v4.b32 \t[%rd85+16], {%r1, %r2, %r3, %r4}; // store"
+    toks = tokens(line)
+    assert "".join(t for t, _ in toks) == line
+    kinds = {t: k for t, k in toks if k}
+    assert kinds["@%p8"] == "guard"
+    assert kinds["st"] == "opcode"
+    assert kinds[".global"] == kinds[".v4"] == kinds[".b32"] == "modifier"
+    assert kinds["%rd85"] == "register" and kinds["16"] == "number"
+    assert kinds["// store"] == "comment"
+    assert dict((t, k) for t, k in tokens("$L__BB0_2:") if k)["$L__BB0_2"] == "label"
+    assert dict((t, k) for t, k in tokens("\t.reg .b32 \t%r<359>;") if k)[".reg"] == "directive"
+    # a brace list after the opcode does not start a new statement
+    inline = dict((t, k) for t, k in tokens("\t{ mov.b32 {low,high}, %r1; }") if k)
+    assert inline["mov"] == "opcode" and inline["low"] == "symbol"
+
+
+def test_kernel_range_follows_braces_past_nested_scopes():
+    text = ".visible .entry k(\n.param .u32 p\n)\n{\n{ .reg .f16 a; }\nret;\n}\n.entry j() { ret; }\n"
+    assert kernel_range(text.splitlines(), 1) == (1, 7)
+    assert kernel_range(text.splitlines(), 8) == (8, 8)
+
+
+def test_class_labels_prefer_the_headline_class():
+    assert class_label(frozenset({"TENSOR_CORE"})) == "tensor core"
+    assert class_label(frozenset({"LOAD", "LOAD_SHARED", "LOAD_SHARED_128"})) == "load shared 128"
+    assert class_label(frozenset()) == ""
+
+
+def test_synthetic_file_has_two_nested_loops(tmp_path):
+    p = tmp_path / "synth.ptx"
+    p.write_text(synthetic_ptx(4200, 1))
+    lf = load_file(str(p))
+    assert lf.error is None and len(lf.kernels) == 1
+    doc = lf.kernels[0]
+    assert len(doc.lines) > 4000
+    loops = backward_loops(doc.fn)
+    assert len(loops) == 1 and len(loops[0].children) == 1
+    inner = loops[0].children[0]
+    assert inner.depth == 2
+    fma = next(i for i, ins in enumerate(doc.fn.instructions) if ins.opcode == "fma")
+    assert doc.analysis.notes[fma].depth == 2
+    assert doc.analysis.notes[fma].label == "fp32 fma"
+
+
+def test_search_matches_text_and_opcode_patterns(tmp_path):
+    p = tmp_path / "synth.ptx"
+    p.write_text(synthetic_ptx(400, 1))
+    doc = load_file(str(p)).kernels[0]
+    rows = doc.search("ld.shared")
+    assert rows and all("ld.shared" in doc.lines[r] for r in rows)
+    # modifiers as a set: 'fma.f32' is not a substring of 'fma.rn.f32' but matches the pattern
+    rows = doc.search("fma.f32")
+    assert rows and all("fma.rn.f32" in doc.lines[r] for r in rows)
+    assert doc.search("") == []
+    ins = doc.fn.instructions
+    assert match_pattern("ld.shared", next(i for i in ins if i.opcode == "ld" and "shared" in i.modifiers))
+    assert not match_pattern("ld.global", next(i for i in ins if i.opcode == "ld" and "shared" in i.modifiers))
+
+
+def test_bad_input_becomes_an_error_with_its_location():
+    lf = load_file(str(DATA / "bad_opcode.ptx"))
+    assert lf.kernels == [] and lf.error is not None
+    text = lf.error.render()
+    assert "bad_opcode.ptx:14:" in text and "fmaa" in text
+    missing = load_file(str(DATA / "no_such_file.ptx"))
+    assert "no such file" in missing.error.render()
+
+
+def test_every_corpus_file_loads_with_kernels_and_expectations(manifest):
+    files = corpus_ptx_files()
+    assert files
+    kernels = 0
+    for f in files:
+        lf = load_file(str(f))
+        assert lf.error is None, lf.error.render()
+        for doc in lf.kernels:
+            kernels += 1
+            assert doc.lines[0].lstrip().startswith((".visible", ".entry", ".weak"))
+            assert doc.lines[-1].strip() == "}"
+            # every instruction sits on a line of the kernel's range
+            assert all(doc.first_line <= ln <= doc.last_line for ln in doc.instr_line)
+            assert doc.corpus is not None, f"{f.name}:{doc.name} not found in the manifest"
+            # the manifest's expectations hold on the static opcode patterns
+            bad = [e.expr for e in doc.analysis.expectations if not e.ok]
+            assert not bad, f"{f.name}:{doc.name}: {bad}"
+    # one kernel per (manifest entry, target)
+    assert kernels == sum(len(e["ptx"]) for e in manifest["entries"])
+
+
+def test_triton_source_is_found_from_the_file_entry():
+    corpus_or_skip()
+    doc = load_file(str(CORPUS / "ptx" / "tt_matmul_int8.sm_80.ptx")).kernels[0]
+    hit = doc.main_source
+    assert hit.path == (CORPUS / "triton" / "tt_matmul_int8.py")
+    mma_line = next(ln for ln, i in zip(doc.instr_line, doc.fn.instructions) if i.opcode == "mma")
+    name, line = doc.loc_of(mma_line)
+    assert name == "triton/tt_matmul_int8.py"
+    assert "tl.dot" in doc.source_text()[line - 1]
+
+
+def test_cuda_source_is_found_by_stem_and_with_source_dir(tmp_path):
+    ptx = EXAMPLES / "ptx" / "dot_dp4a.sm_80.ptx"
+    if not ptx.exists():
+        pytest.skip("examples/ptx not present")
+    doc = load_file(str(ptx)).kernels[0]
+    assert doc.main_source.path is not None and doc.main_source.path.suffix == ".cu"
+    # a copy elsewhere finds nothing beside it, then finds the source through --source-dir
+    copy = tmp_path / "dot_dp4a.sm_80.ptx"
+    copy.write_text(ptx.read_text())
+    alone = load_file(str(copy)).kernels[0]
+    with_dir = load_file(str(copy), source_dirs=[str(EXAMPLES / "cuda")]).kernels[0]
+    if alone.module.files:  # compiled with -lineinfo: .file names an absolute path that may exist
+        assert with_dir.main_source.path is not None
+    else:
+        assert alone.main_source.path is None
+        assert with_dir.main_source.path == EXAMPLES / "cuda" / "dot_dp4a.cu"
