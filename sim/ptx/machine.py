@@ -1,0 +1,780 @@
+"""The SIMT machine for one kernel launch: registers over all threads of a batch of CTAs, the
+decoded program, the reconvergence stack and the run loop.
+
+Many warps run in lock step: every register is a numpy array over all threads of a batch of CTAs
+(``[T]``), and one decoded instruction is a closure that does a few numpy operations for all of
+them under an active mask. Divergence uses a stack of (pc, reconvergence pc, mask) entries whose
+reconvergence points are immediate post-dominators of the branch (:mod:`sim.ptx.cfg`), so all
+threads that sit at the same pc on the same path run together, whatever warp or CTA they are in::
+
+    @%p3 bra $L__BB0_9;     # some threads jump: top entry waits at the ipdom, two paths pushed
+    ...
+    bar.sync 0;             # checked per CTA: every non-exited thread must be here
+
+Registers are stored as unsigned bit patterns of their declared width and read through typed
+views (:mod:`sim.ptx.dtypes`); writes are masked with ``np.copyto(where=mask)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from isa import ir
+from isa.errors import SimulationError, Span
+
+from .dtypes import BOOL, SINT, UINT, compute_dtype, is_signed, nbytes, storage_dtype
+from .memory import (GLOBAL_BASE, WINDOW_SIZE, WINDOWS, GlobalMemory, Region, gather, mark_written, scatter,
+                     unwritten)
+from .problems import Problem, ProblemLog
+
+U64 = np.uint64
+WARP = 32
+
+
+class Writer:
+    """Writes values of an instruction type into a register, converting width as PTX says:
+    a narrower signed value is sign-extended, others zero-extended, wider values are chopped."""
+
+    __slots__ = ("view", "conv")
+
+    def __init__(self, store: np.ndarray, t: str):
+        cd = compute_dtype(t)
+        sd = store.dtype
+        self.conv = None
+        if sd == cd or (sd.itemsize == cd.itemsize and sd != BOOL and cd != BOOL):
+            self.view = store.view(cd)
+        else:
+            self.view = store
+            self.conv = _converter(cd, sd, is_signed(t))
+
+    def m(self, v, m) -> None:
+        if self.conv is not None:
+            v = self.conv(v)
+        if m is None:
+            self.view[...] = v
+        else:
+            np.copyto(self.view, v, where=m, casting="unsafe")
+
+    def at(self, v, lanes) -> None:
+        if self.conv is not None:
+            v = self.conv(v)
+        if lanes is None:
+            self.view[...] = v
+        else:
+            self.view[lanes] = v
+
+
+class _Sink:
+    __slots__ = ()
+    view = None
+
+    def m(self, v, m) -> None:
+        pass
+
+    def at(self, v, lanes) -> None:
+        pass
+
+
+SINK = _Sink()
+
+
+def _converter(src: np.dtype, dst: np.dtype, signed: bool):
+    """Value of dtype ``src`` -> storage dtype ``dst`` (different widths, or predicates)."""
+    if dst == BOOL:
+        return lambda v: np.asarray(v) != 0
+    if src == BOOL:
+        return lambda v: np.asarray(v).astype(dst)
+    s, d = src.itemsize, dst.itemsize
+    if d > s and signed:
+        wide = SINT[d]
+        return lambda v: np.asarray(v).astype(wide).view(dst)
+    us = UINT[s]
+    return lambda v: np.asarray(v).view(us).astype(dst)
+
+
+def _reader(store: np.ndarray, t: str):
+    """A callable giving register ``store`` as values of type ``t`` (with PTX width rules)."""
+    cd = compute_dtype(t)
+    sd = store.dtype
+    if sd == cd:
+        return _const(store)
+    if sd.itemsize == cd.itemsize and sd != BOOL and cd != BOOL:
+        return _const(store.view(cd))
+    if cd == BOOL:
+        return lambda: store != 0
+    if sd == BOOL:
+        return lambda: store.astype(cd)
+    s, c = sd.itemsize, cd.itemsize
+    if s > c:   # chop
+        uc = UINT[c]
+        return lambda: store.astype(uc).view(cd)
+    if is_signed(t):  # extend narrower register
+        ss = SINT[s]
+        return lambda: store.view(ss).astype(cd)
+    uc = UINT[c]
+    return lambda: store.astype(uc).view(cd)
+
+
+def _const(v):
+    f = lambda: v  # noqa: E731
+    f.static = v
+    return f
+
+
+def imm_value(imm: ir.Immediate, t: str):
+    """A PTX immediate as a numpy scalar of type ``t`` (``0f3F800000`` in a ``.b32`` op is its bits)."""
+    cd = compute_dtype(t)
+    if cd == BOOL:
+        return np.bool_(imm.value != 0)
+    if cd.kind == "f":
+        return cd.type(imm.value)
+    v = imm.value
+    if imm.kind == "f32":
+        v = int(np.float32(v).view(np.uint32))
+    elif imm.kind in ("f64", "float"):
+        if cd.itemsize == 4 and imm.kind == "float":
+            v = int(np.float32(v).view(np.uint32))
+        else:
+            v = int(np.float64(v).view(np.uint64))
+            if cd.itemsize < 8:
+                v &= (1 << (8 * cd.itemsize)) - 1
+    if t in ("f16", "bf16") and imm.kind != "int":
+        from sim.numerics import encode
+        v = int(encode(float(imm.value), t))
+    bits = 8 * cd.itemsize
+    v = int(v) & ((1 << bits) - 1)
+    if cd.kind == "i" and v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return cd.type(v)
+
+
+class Machine:
+    """One launch of one kernel: decoded program plus state for a batch of CTAs."""
+
+    def __init__(self, module: ir.Module, fn: ir.Function, grid, block, params: bytes,
+                 param_offsets: dict[str, int], gmem: GlobalMemory, global_symbols: dict[str, int],
+                 dynamic_shared: int, *, batch_threads: int = 16384, listeners=(), max_steps=None,
+                 check_uninitialized: bool = True):
+        from .cfg import reconvergence_points
+
+        self.module = module
+        self.fn = fn
+        self.kernel = fn.name
+        self.grid = tuple(int(g) for g in grid)
+        self.block = tuple(int(b) for b in block)
+        nthr = self.block[0] * self.block[1] * self.block[2]
+        if nthr <= 0 or nthr > 1024:
+            raise SimulationError(f"block {self.block} has {nthr} threads (1..1024 allowed)")
+        self.nthreads = nthr
+        self.tpc = -(-nthr // WARP) * WARP
+        self.ncta = self.grid[0] * self.grid[1] * self.grid[2]
+        self.batch = max(1, min(self.ncta, batch_threads // self.tpc))
+        self.T = T = self.batch * self.tpc
+        self.gmem = gmem
+        self.global_symbols = global_symbols
+        self.problems = ProblemLog()
+        self.max_steps = max_steps
+        self.steps = 0
+        self.listeners = list(listeners)
+        self.mem_listeners = self.listeners
+        self.all_listeners = [l for l in self.listeners if not getattr(l, "memory_only", False)]
+        self.check_uninit = check_uninitialized
+        self.bytes_load: dict[str, int] = {}
+        self.bytes_store: dict[str, int] = {}
+        self.barrier_waits = 0
+
+        # thread geometry of a batch
+        t = np.arange(T, dtype=np.int64)
+        local = t % self.tpc
+        self.all_lanes = t
+        self.cta_local = t // self.tpc
+        self.local = local
+        bx, by, _ = self.block
+        self.tid = [(local % bx).astype(np.uint32), ((local // bx) % by).astype(np.uint32),
+                    (local // (bx * by)).astype(np.uint32)]
+        self.padding = local >= nthr
+        self.lane = (t & 31).astype(np.uint32)
+        self.warp_in_cta = (local // WARP).astype(np.uint32)
+        self.ctaid = [np.zeros(T, np.uint32) for _ in range(3)]
+        self.cta_linear = np.zeros(T, np.int64)
+        self.exited = np.zeros(T, bool)
+
+        # state spaces
+        self.params = Region("param", len(params), 1)
+        self.params.data[:len(params)] = np.frombuffer(params, dtype=np.uint8)
+        self.param_offsets = param_offsets
+        self.symbols: dict[str, tuple[str, int]] = {}
+        for name, off in param_offsets.items():
+            self.symbols[name] = ("param", off)
+        for name, addr in global_symbols.items():
+            self.symbols[name] = ("global", addr)
+        self._layout_const(module)
+        self.static_shared = self._layout_shared(module, fn)
+        self.dynamic_shared = int(dynamic_shared)
+        self.shared_size = self.static_shared_end + self.dynamic_shared
+        self.shared = Region("shared", self.shared_size, self.batch, track_writes=check_uninitialized)
+        self.local_size = self._layout_local(fn)
+        self.localmem = Region("local", self.local_size, T)
+
+        # registers
+        self.regs: dict[str, np.ndarray] = {}
+        self.reg_types: dict[str, str] = {}
+        self._declare_registers(fn)
+
+        # program
+        self.instructions = fn.instructions
+        self.reconv = reconvergence_points(fn)
+        from isa.ptx.opcodes import split
+        from isa.semantics import describe
+
+        self.canon = []
+        self.infos = []
+        for ins in self.instructions:
+            c, mods = split(ins)
+            self.canon.append((c, mods))
+            try:
+                self.infos.append(describe(ins))
+            except Exception:  # noqa: BLE001 - unknown facts do not stop simulation
+                self.infos.append(None)
+        from .ops import build
+
+        self.prog = [build(self, pc, ins) for pc, ins in enumerate(self.instructions)]
+        n = len(self.prog)
+        self.pc_warps = [0] * n
+        self.pc_threads = [0] * n
+
+    # ------------------------------------------------------------------ layout
+    def _layout_shared(self, module: ir.Module, fn: ir.Function) -> int:
+        off = 0
+        externs = []
+        variables = [v for v in module.variables if v.space == "shared"]
+        variables += [d for d in fn.declarations if isinstance(d, ir.Variable) and d.space == "shared"]
+        self.shared_vars: list[tuple[str, int, int]] = []
+        for v in variables:
+            if v.size_bytes is None:
+                externs.append(v)
+                continue
+            a = v.align or v.element_bytes
+            off = -(-off // a) * a
+            self.symbols[v.name] = ("shared", off)
+            self.shared_vars.append((v.name, off, v.size_bytes))
+            off += v.size_bytes
+        a = max([16] + [v.align or 1 for v in externs])
+        dyn = -(-off // a) * a if externs else off
+        for v in externs:
+            self.symbols[v.name] = ("shared", dyn)
+            self.shared_vars.append((v.name, dyn, -1))
+        self.static_shared_end = dyn
+        return off
+
+    def _layout_local(self, fn: ir.Function) -> int:
+        off = 0
+        for d in fn.declarations:
+            if isinstance(d, ir.Variable) and d.space == "local":
+                a = d.align or d.element_bytes
+                off = -(-off // a) * a
+                self.symbols[d.name] = ("local", off)
+                off += d.size_bytes or 0
+        return off
+
+    def _layout_const(self, module: ir.Module) -> None:
+        from .init import flatten_initializer
+
+        chunks = []
+        off = 0
+        for v in module.variables:
+            if v.space != "const":
+                continue
+            a = v.align or v.element_bytes
+            off = -(-off // a) * a
+            self.symbols[v.name] = ("const", off)
+            size = v.size_bytes or 0
+            chunks.append((off, flatten_initializer(v, self.symbols, size)))
+            off += size
+        self.const = Region("const", off, 1)
+        for o, b in chunks:
+            self.const.data[o:o + len(b)] = np.frombuffer(b, dtype=np.uint8)
+
+    def _declare_registers(self, fn: ir.Function) -> None:
+        def visit(body, sid):
+            for s in body:
+                if isinstance(s, ir.RegisterDecl):
+                    for name in s.expanded():
+                        key = name if sid == 0 else f"{name}@{sid}"
+                        self.reg_types[key] = s.type
+                elif isinstance(s, ir.Scope):
+                    visit(s.body, s.id)
+
+        visit(fn.body or (), 0)
+        for p in fn.params:
+            pass
+
+    def reg(self, name: str, scope: int) -> tuple[np.ndarray, str]:
+        key = self.fn.register_key(name, scope)
+        arr = self.regs.get(key)
+        if arr is None:
+            t = self.reg_types.get(key)
+            if t is None:
+                raise SimulationError(f"register '{name}' is not declared")
+            arr = np.zeros(self.T, storage_dtype(t))
+            self.regs[key] = arr
+        return arr, self.reg_types[key]
+
+    # ------------------------------------------------------------------ operand decoding
+    def src(self, op, t: str, ins: ir.Instruction):
+        """A callable returning operand ``op`` as values of PTX type ``t`` (array over all threads,
+        or a numpy scalar); ``.static`` is set on it when the value is a fixed array or scalar."""
+        if isinstance(op, ir.Immediate):
+            return _const(imm_value(op, t))
+        if isinstance(op, ir.Register):
+            if op.component is not None or op.name in SPECIAL:
+                return self.special(op, t, ins)
+            store, _ = self.reg(op.name, ins.scope)
+            return _reader(store, t)
+        if isinstance(op, ir.Negated):
+            inner = self.src(op.operand, "pred", ins)
+            return lambda: ~inner()
+        if isinstance(op, ir.Symbol):
+            space, addr = self.symbol(op.name, ins)
+            return _const(compute_dtype(t).type(addr) if compute_dtype(t).kind in "ui" else addr)
+        if isinstance(op, ir.Expression):
+            return _const(compute_dtype(t).type(self.expression(op.text, ins)))
+        raise self.error(f"unsupported operand {op!r}", ins)
+
+    def dst(self, op, t: str, ins: ir.Instruction):
+        if isinstance(op, ir.Sink) or op is None:
+            return SINK
+        if isinstance(op, ir.Register):
+            store, _ = self.reg(op.name, ins.scope)
+            return Writer(store, t)
+        raise self.error(f"unsupported destination {op!r}", ins)
+
+    def symbol(self, name: str, ins: ir.Instruction) -> tuple[str, int]:
+        if name in self.symbols:
+            return self.symbols[name]
+        raise self.error(f"unknown symbol '{name}'", ins)
+
+    def expression(self, text: str, ins: ir.Instruction) -> int:
+        import re
+
+        m = re.fullmatch(r"\s*(generic\()?\s*([A-Za-z_$%][\w$]*)\s*\)?\s*([+-]\s*\d+)?\s*", text)
+        if not m:
+            raise self.error(f"unsupported constant expression '{text}'", ins)
+        space, addr = self.symbol(m.group(2), ins)
+        if m.group(1):
+            addr = to_generic(space, addr)
+        return addr + (int(m.group(3).replace(" ", "")) if m.group(3) else 0)
+
+    def address(self, op: ir.Address, ins: ir.Instruction):
+        """(space named by a symbol base or None, callable(lanes) -> uint64 addresses)."""
+        off = int(op.offset)
+        base = op.base
+        T = self.T
+        if base is None:
+            a = U64(off & 0xFFFFFFFFFFFFFFFF)
+            return None, lambda lanes: np.full(T if lanes is None else len(lanes), a, np.uint64)
+        if isinstance(base, ir.Symbol) or (isinstance(base, ir.Register) and base.name in self.symbols
+                                           and self.fn.register_key(base.name, ins.scope) not in self.reg_types):
+            space, addr = self.symbol(base.name, ins)
+            a = U64((addr + off) & 0xFFFFFFFFFFFFFFFF)
+            return space, lambda lanes: np.full(T if lanes is None else len(lanes), a, np.uint64)
+        store, _ = self.reg(base.name, ins.scope)
+        if store.dtype.itemsize == 8:
+            o = U64(off & 0xFFFFFFFFFFFFFFFF)
+            return None, lambda lanes: (store if lanes is None else store[lanes]) + o
+        o32 = np.uint32(off & 0xFFFFFFFF)
+        s32 = store.view(np.uint32) if store.dtype.itemsize == 4 else store.astype(np.uint32)
+        if store.dtype.itemsize == 4:
+            return None, lambda lanes: ((s32 if lanes is None else s32[lanes]) + o32).astype(np.uint64)
+        return None, lambda lanes: ((store if lanes is None else store[lanes]).astype(np.uint32) + o32).astype(
+            np.uint64)
+
+    # ------------------------------------------------------------------ special registers
+    def special(self, op: ir.Register, t: str, ins: ir.Instruction):
+        name, comp = op.name, op.component
+        idx = {"x": 0, "y": 1, "z": 2, None: 0, "w": 3}.get(comp, 0)
+        cd = compute_dtype(t)
+        u = np.uint32
+        if name == "%tid":
+            v = self.tid[idx] if idx < 3 else u(0)
+        elif name == "%ntid":
+            v = u(self.block[idx] if idx < 3 else 0)
+        elif name == "%ctaid":
+            v = self.ctaid[idx] if idx < 3 else u(0)
+        elif name == "%nctaid":
+            v = u(self.grid[idx] if idx < 3 else 0)
+        elif name == "%laneid":
+            v = self.lane
+        elif name == "%warpid":
+            v = self.warp_in_cta
+        elif name == "%nwarpid":
+            v = u(self.tpc // WARP)
+        elif name.startswith("%lanemask_"):
+            kind = name[len("%lanemask_"):]
+            lane = self.lane.astype(np.uint64)
+            one = np.uint64(1)
+            eq = (one << lane)
+            tbl = {"eq": eq, "lt": eq - one, "le": (eq << one) - one,
+                   "gt": ~((eq << one) - one), "ge": ~(eq - one)}
+            v = (tbl[kind] & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        elif name in ("%clock", "%clock_hi", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi"):
+            def clock():
+                return cd.type(self.steps) if cd.kind in "ui" else cd.type(self.steps)
+            return clock
+        elif name == "%smid":
+            v = (self.cta_linear % 132).astype(np.uint32)
+        elif name == "%nsmid":
+            v = u(132)
+        elif name in ("%dynamic_smem_size",):
+            v = u(self.dynamic_shared)
+        elif name in ("%total_smem_size", "%aggr_smem_size"):
+            v = u(self.shared_size)
+        elif name in ("%clusterid", "%cluster_ctaid"):
+            v = self.ctaid[idx] if (name == "%clusterid" and idx < 3) else u(0)
+        elif name in ("%nclusterid",):
+            v = u(self.grid[idx] if idx < 3 else 0)
+        elif name in ("%cluster_nctaid", "%cluster_nctarank"):
+            v = u(1)
+        elif name in ("%cluster_ctarank", "%is_explicit_cluster", "%gridid") or name.startswith(("%envreg", "%pm")):
+            v = u(0)
+        else:
+            raise self.error(f"unsupported special register {op.text}", ins)
+        if isinstance(v, np.ndarray):
+            if v.dtype == cd:
+                return _const(v)
+            if v.dtype.itemsize == cd.itemsize:
+                return _const(v.view(cd))
+            conv = v.astype(cd)
+            return lambda: v.astype(cd) if v is not self.lane else conv
+        return _const(cd.type(v))
+
+    # ------------------------------------------------------------------ problems
+    def error(self, message: str, ins: ir.Instruction | None = None) -> SimulationError:
+        span = ins.span if ins is not None else Span(self.module.path or "<ptx>")
+        line = self.module.source_line(span.line) if ins is not None else None
+        return SimulationError(message, span, source_line=line)
+
+    def source_of(self, ins: ir.Instruction) -> str | None:
+        if ins.loc is None:
+            return None
+        f = self.module.files.get(ins.loc.file)
+        name = f.name.rsplit("/", 1)[-1] if f else f"file{ins.loc.file}"
+        return f"{name}:{ins.loc.line}"
+
+    def thread_coords(self, lane: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        cta = (int(self.ctaid[0][lane]), int(self.ctaid[1][lane]), int(self.ctaid[2][lane]))
+        thr = (int(self.tid[0][lane]), int(self.tid[1][lane]), int(self.tid[2][lane]))
+        return cta, thr
+
+    def report(self, kind: str, pc: int, lanes: np.ndarray, message, *, addresses=None, buffer=None) -> None:
+        """Record problem ``kind`` at ``pc`` for threads ``lanes`` (batch thread indices)."""
+        n = len(lanes)
+        if n == 0:
+            return
+        room = max(0, self.problems.room(kind, pc))
+        ins = self.instructions[pc]
+        text = str(ins).strip()
+        for i in range(min(n, room)):
+            lane = int(lanes[i])
+            cta, thr = self.thread_coords(lane)
+            addr = None if addresses is None else int(addresses[i])
+            buf = buffer(addr) if callable(buffer) else buffer
+            msg = message(addr) if callable(message) else message
+            self.problems.add(pc, Problem(kind, self.kernel, text, ins.span.line, self.source_of(ins), cta, thr,
+                                          addr, buf, msg))
+        if n > room:
+            self.problems.count_only(kind, pc, n - room)
+
+    def report_cta(self, kind: str, pc: int, cta_local: int, message: str, lane: int | None = None) -> None:
+        ins = self.instructions[pc]
+        first = cta_local * self.tpc if lane is None else lane
+        cta, thr = self.thread_coords(first)
+        if self.problems.room(kind, pc) <= 0:
+            self.problems.count_only(kind, pc, 1)
+            return
+        self.problems.add(pc, Problem(kind, self.kernel, str(ins).strip(), ins.span.line, self.source_of(ins), cta,
+                                      thr if lane is not None else None, None, None, message))
+
+    # ------------------------------------------------------------------ memory access
+    def lanes_of(self, m) -> np.ndarray:
+        return self.all_lanes if m is None else np.flatnonzero(m)
+
+    def resolve(self, pc: int, space: str, lanes: np.ndarray, addr: np.ndarray, width: int, kind: str,
+                align: int | None = None):
+        """Split an access into groups ``(space, region data, written, sel, flat)``; lanes that are out
+        of bounds or misaligned are reported and dropped (``sel`` indexes ``lanes``)."""
+        align = width if align is None else align
+        if space in ("generic", None):
+            groups = []
+            rest = np.ones(len(lanes), bool)
+            for sp, base in WINDOWS.items():
+                inside = (addr >= U64(base)) & (addr < U64(base + WINDOW_SIZE))
+                if inside.any():
+                    sel = np.flatnonzero(inside)
+                    rest &= ~inside
+                    groups += self._resolve_one(pc, sp, lanes[sel], addr[sel] - U64(base), width, kind, align, sel)
+            if rest.all():
+                return self._resolve_one(pc, "global", lanes, addr, width, kind, align, None)
+            if rest.any():
+                sel = np.flatnonzero(rest)
+                groups += self._resolve_one(pc, "global", lanes[sel], addr[sel], width, kind, align, sel)
+            return groups
+        return self._resolve_one(pc, space, lanes, addr, width, kind, align, None)
+
+    def _resolve_one(self, pc, space, lanes, addr, width, kind, align, sel):
+        if space == "global":
+            flat, ok = self.gmem.check(addr, width)
+            data, written = self.gmem.data, None
+        elif space == "shared":
+            flat, ok = self.shared.check(self.cta_local[lanes], addr, width)
+            data, written = self.shared.data, self.shared.written
+        elif space == "local":
+            flat, ok = self.localmem.check(lanes, addr, width)
+            data, written = self.localmem.data, None
+        elif space == "param":
+            flat, ok = self.params.check(0, addr, width)
+            data, written = self.params.data, None
+        elif space == "const":
+            flat, ok = self.const.check(0, addr, width)
+            data, written = self.const.data, None
+        else:
+            raise self.error(f"unsupported state space '{space}'", self.instructions[pc])
+        if align > 1:
+            aligned = (addr & U64(align - 1)) == 0
+            good = ok & aligned
+        else:
+            aligned = None
+            good = ok
+        if not good.all():
+            bad = np.flatnonzero(~good)
+            self._report_access(pc, space, lanes[bad], addr[bad], width, kind,
+                                None if aligned is None else aligned[bad], ok[bad])
+            keep = np.flatnonzero(good)
+            flat = flat[keep]
+            addr = addr[keep]
+            sel = keep if sel is None else sel[keep]
+        return [(space, data, written, sel, flat, addr)]
+
+    def _report_access(self, pc, space, lanes, addr, width, kind, aligned, ok):
+        verb = {"load": "load from", "store": "store to", "atomic": "atomic on"}.get(kind, "access to")
+        oob = ~ok
+        if oob.any():
+            idx = np.flatnonzero(oob)
+            if space == "global":
+                buf = lambda a: self.gmem.describe(a, width)  # noqa: E731
+                null = addr[idx] < U64(4096)
+                kinds = "null_pointer" if null.all() else "out_of_bounds"
+                msg = lambda a: (f"{width}-byte {verb} global 0x{a:x} is outside every buffer")  # noqa: E731
+            else:
+                size = {"shared": self.shared_size, "local": self.local_size, "param": self.params.size,
+                        "const": self.const.size}[space]
+                buf = (lambda a: self.shared_var_at(a)) if space == "shared" else f"{space} memory of {size} bytes"
+                kinds = "out_of_bounds"
+                msg = lambda a: f"{width}-byte {verb} {space} address 0x{a:x} is past the end ({size} bytes)"  # noqa
+            self.report(kinds, pc, lanes[idx], msg, addresses=addr[idx], buffer=buf)
+        if aligned is not None:
+            mis = ok & ~aligned
+            if mis.any():
+                idx = np.flatnonzero(mis)
+                buf = (lambda a: self.gmem.describe(a, width)) if space == "global" else None
+                self.report("misaligned", pc, lanes[idx],
+                            lambda a: f"{width}-byte {verb} {space} 0x{a:x} is not {width}-byte aligned",
+                            addresses=addr[idx], buffer=buf)
+
+    def shared_var_at(self, addr: int) -> str | None:
+        best = None
+        for name, off, size in self.shared_vars:
+            end = off + (size if size >= 0 else self.dynamic_shared)
+            d = 0 if off <= addr < end else (addr - end if addr >= end else off - addr)
+            if best is None or d < best[0]:
+                best = (d, name, off, end)
+        if best is None:
+            return None
+        _, name, off, end = best
+        if off <= addr < end:
+            return f"{name}: offset {addr - off} of {end - off} bytes"
+        if addr >= end:
+            return f"{name}: {addr - end} bytes past the end of {end - off} bytes"
+        return f"{name}: {off - addr} bytes before the start"
+
+    def load(self, pc: int, space: str, m, addr_fn, esize: int, nelem: int):
+        """Gather ``nelem`` elements of ``esize`` bytes per active lane: (lanes, [n, nelem] values)."""
+        lanes = self.lanes_of(m)
+        if len(lanes) == 0:
+            return lanes, None
+        addr = addr_fn(None if m is None else lanes)
+        width = esize * nelem
+        groups = self.resolve(pc, space, lanes, addr, width, "load")
+        if len(groups) == 1 and groups[0][3] is None:
+            sp, data, written, _, flat, a = groups[0]
+            vals = gather(data, flat, esize, nelem)
+            if written is not None and self.check_uninit:
+                self._check_written(pc, written, flat, esize, nelem, lanes, a)
+            self._account(pc, sp, "load", lanes, a, width)
+            return lanes, vals
+        out_lanes = []
+        out_vals = []
+        for sp, data, written, sel, flat, a in groups:
+            v = gather(data, flat, esize, nelem)
+            if written is not None and self.check_uninit:
+                self._check_written(pc, written, flat, esize, nelem, lanes[sel], a)
+            self._account(pc, sp, "load", lanes[sel], a, width)
+            out_lanes.append(lanes[sel])
+            out_vals.append(v)
+        if not out_lanes:
+            return lanes[:0], None
+        return np.concatenate(out_lanes), np.concatenate(out_vals)
+
+    def _check_written(self, pc, written, flat, esize, nelem, lanes, addr):
+        bad = unwritten(written, flat, esize, nelem)
+        if bad.any():
+            idx = np.flatnonzero(bad)
+            self.report("uninitialized_shared", pc, lanes[idx],
+                        lambda a: f"{esize * nelem}-byte load from shared 0x{a:x} reads bytes no thread of the "
+                                  f"CTA has written", addresses=addr[idx], buffer=lambda a: self.shared_var_at(a))
+
+    def store(self, pc: int, space: str, m, addr_fn, esize: int, values_fn) -> None:
+        """Scatter per-lane values: ``values_fn(lanes)`` gives [n, nelem] unsigned values."""
+        lanes = self.lanes_of(m)
+        if len(lanes) == 0:
+            return
+        addr = addr_fn(None if m is None else lanes)
+        vals = values_fn(None if m is None else lanes)
+        nelem = vals.shape[1]
+        width = esize * nelem
+        for sp, data, written, sel, flat, a in self.resolve(pc, space, lanes, addr, width, "store"):
+            v = vals if sel is None else vals[sel]
+            scatter(data, flat, v, esize)
+            if written is not None:
+                mark_written(written, flat, esize, nelem)
+            self._account(pc, sp, "store", lanes if sel is None else lanes[sel], a, width)
+
+    def _account(self, pc: int, space: str, kind: str, lanes: np.ndarray, addr: np.ndarray, width: int) -> None:
+        d = self.bytes_load if kind == "load" else self.bytes_store
+        d[space] = d.get(space, 0) + len(lanes) * width
+        if self.mem_listeners:
+            self.emit(pc, lanes, space=space, kind=kind, width=width, addresses=addr)
+
+    def emit(self, pc: int, lanes: np.ndarray, *, space=None, kind=None, width=0, addresses=None) -> None:
+        """Build one :class:`sim.events.InstructionEvent` for ``lanes`` and hand it to listeners."""
+        from sim.events import InstructionEvent
+
+        act = np.zeros(self.T, bool)
+        act[lanes] = True
+        act = act.reshape(-1, WARP)
+        w = np.flatnonzero(act.any(axis=1))
+        if len(w) == 0:
+            return
+        a2 = None
+        if addresses is not None:
+            full = np.zeros(self.T, np.uint64)
+            full[lanes] = addresses
+            a2 = full.reshape(-1, WARP)[w]
+        info = self.infos[pc]
+        unit = info.unit.value if info is not None else "other"
+        ev = InstructionEvent(self.kernel, pc, self.instructions[pc].full_opcode, unit,
+                              (self.cta_base + (w * WARP) // self.tpc).astype(np.int64),
+                              ((w * WARP) % self.tpc // WARP).astype(np.int64), act[w], space, kind, width, a2)
+        targets = self.mem_listeners if kind is not None else self.all_listeners
+        for l in targets:
+            l(ev)
+
+    # ------------------------------------------------------------------ running
+    def run(self) -> None:
+        with np.errstate(all="ignore"):
+            for start in range(0, self.ncta, self.batch):
+                self._run_batch(start)
+                if self.aborted:
+                    break
+
+    aborted = False
+
+    def _reset_batch(self, start: int) -> None:
+        self.cta_base = start
+        lin = start + self.cta_local
+        self.cta_linear[:] = lin
+        gx, gy, _ = self.grid
+        self.ctaid[0][:] = lin % gx
+        self.ctaid[1][:] = (lin // gx) % gy
+        self.ctaid[2][:] = lin // (gx * gy)
+        self.exited[:] = self.padding | (lin >= self.ncta)
+        for arr in self.regs.values():
+            arr.fill(0)
+        self.shared.reset()
+        self.localmem.data.fill(0)
+        self.commit_groups = 0
+
+    def _run_batch(self, start: int) -> None:
+        self._reset_batch(start)
+        live = ~self.exited
+        stack = [self.entry(0, -1, live)]
+        prog = self.prog
+        n = len(prog)
+        pcw = self.pc_warps
+        pct = self.pc_threads
+        max_steps = self.max_steps
+        listen = bool(self.all_listeners)
+        while stack:
+            top = stack[-1]
+            pc = top[0]
+            if pc == top[1] or top[3] == 0 or pc >= n or pc < 0:
+                stack.pop()
+                continue
+            kind, fn = prog[pc]
+            pcw[pc] += top[4]
+            pct[pc] += top[3]
+            self.steps += 1
+            if listen:
+                self.emit(pc, self.lanes_of(top[5]))
+            if kind == 0:
+                fn(top[5])
+                top[0] = pc + 1
+            else:
+                fn(self, stack, top)
+            if max_steps is not None and self.steps > max_steps:
+                ins = self.instructions[pc]
+                self.problems.add(pc, Problem("max_steps", self.kernel, str(ins).strip(), ins.span.line,
+                                              self.source_of(ins), None, None, None, None,
+                                              f"stopped after {self.steps} steps (max_steps={max_steps})"))
+                self.aborted = True
+                return
+
+    def entry(self, pc: int, rpc: int, mask: np.ndarray) -> list:
+        """A stack entry: [pc, reconvergence pc, mask, active threads, active warps, mask argument]."""
+        e = [pc, rpc, mask, 0, 0, None]
+        self.refresh(e)
+        return e
+
+    def refresh(self, e: list) -> None:
+        mask = e[2]
+        nt = int(np.count_nonzero(mask))
+        e[3] = nt
+        if nt == self.T:
+            e[4], e[5] = self.T // WARP, None
+        else:
+            e[4] = int(np.count_nonzero(mask.reshape(-1, WARP).any(axis=1))) if nt else 0
+            e[5] = mask
+
+    def retire(self, stack: list, mask: np.ndarray) -> None:
+        """Threads in ``mask`` exit: remove them from every stack entry."""
+        self.exited |= mask
+        keep = ~mask
+        for e in stack:
+            e[2] = e[2] & keep
+            self.refresh(e)
+
+
+SPECIAL = frozenset({"%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid",
+                     "%gridid", "%clock", "%clock_hi", "%clock64", "%globaltimer", "%globaltimer_lo",
+                     "%globaltimer_hi", "%lanemask_eq", "%lanemask_le", "%lanemask_lt", "%lanemask_ge",
+                     "%lanemask_gt", "%clusterid", "%nclusterid", "%cluster_ctaid", "%cluster_nctaid",
+                     "%cluster_ctarank", "%cluster_nctarank", "%is_explicit_cluster", "%dynamic_smem_size",
+                     "%total_smem_size", "%aggr_smem_size"}) | frozenset(f"%envreg{i}" for i in range(32)) \
+    | frozenset(f"%pm{i}" for i in range(8))
+
+
+def to_generic(space: str, addr: int) -> int:
+    return addr if space == "global" else WINDOWS[space] + addr
+
+
+__all__ = ["Machine", "Writer", "SINK", "GLOBAL_BASE", "to_generic", "imm_value"]

@@ -1,0 +1,292 @@
+"""Tensor-core and matrix data-movement instructions, wired to :mod:`sim.ptx.tensor`::
+
+    ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r144, %r145, %r146, %r147}, [%r202+32768];
+    mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,..}, {%r31,..}, {%r36,%r37}, {%f1,..};
+    wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1,..8}, [%rd22], %r50;
+    wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {32 regs}, %rd17, %rd18, %p13, 1, 1, 0, 1;
+
+These are warp-wide (warpgroup-wide for wgmma): every warp with an active lane takes part, and
+the register fragments of those warps are gathered into ``[W, 32, R]`` arrays. Addresses are
+checked (bounds, alignment, uninitialised shared memory) before the tensor functions read them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from isa import ir
+from isa.errors import SimulationError
+
+from ..dtypes import types_of
+from ..memory import GLOBAL_BASE, gather, unwritten
+from . import not_implemented, op
+from .memory import space_of
+
+WARP = 32
+U64 = np.uint64
+
+
+def _regs(o):
+    return list(o.elements) if isinstance(o, ir.Vector) else [o]
+
+
+def _warps(M, m, group: int = 1):
+    """Indices of warps (in the batch) with an active lane, widened to whole groups of ``group``."""
+    if m is None:
+        return np.arange(M.T // WARP)
+    act = m.reshape(-1, WARP).any(axis=1)
+    if group > 1:
+        act = np.repeat(act.reshape(-1, group).any(axis=1), group)
+    return np.flatnonzero(act)
+
+
+def _lanes(w):
+    return (w[:, None] * WARP + np.arange(WARP)).reshape(-1)
+
+
+class Fragment:
+    """Register operand list -> [W, 32, R] uint32 and back."""
+
+    def __init__(self, M, ins, op_):
+        self.M = M
+        self.ops = _regs(op_)
+        self.srcs = [M.src(e, "b32", ins) for e in self.ops]
+        self.dsts = [M.dst(e, "b32", ins) if isinstance(e, ir.Register) else None for e in self.ops]
+
+    def read(self, w) -> np.ndarray:
+        T = self.M.T
+        lanes = _lanes(w)
+        out = np.empty((len(lanes), len(self.srcs)), np.uint32)
+        for k, s in enumerate(self.srcs):
+            v = np.asarray(s())
+            out[:, k] = v.view(np.uint32)[lanes] if v.ndim else np.broadcast_to(v.astype(np.uint32), (len(lanes),))
+        del T
+        return out.reshape(len(w), WARP, len(self.srcs))
+
+    def write(self, w, regs) -> None:
+        lanes = _lanes(w)
+        regs = np.asarray(regs, dtype=np.uint32).reshape(len(lanes), -1)
+        for k, d in enumerate(self.dsts):
+            if d is not None:
+                d.at(regs[:, k], lanes)
+
+
+def _reraise(M, ins, fn):
+    try:
+        return fn()
+    except SimulationError as exc:
+        raise M.error(exc.message, ins) from None
+
+
+def _check_shared_rows(M, pc, lanes, addr, width, kind):
+    """Validate per-row shared addresses; returns flat indices (or None if some lane was bad)."""
+    groups = M.resolve(pc, "shared", lanes, addr, width, kind)
+    sp, data, written, sel, flat, a = groups[0]
+    if sel is not None:
+        return None, None
+    if written is not None and kind == "load" and M.check_uninit:
+        bad = unwritten(written, flat, 8, width // 8)
+        if bad.any():
+            idx = np.flatnonzero(bad)
+            M.report("uninitialized_shared", pc, lanes[idx],
+                     lambda x: f"{width}-byte row read from shared 0x{x:x} has bytes no thread wrote",
+                     addresses=addr[idx], buffer=lambda x: M.shared_var_at(x))
+    return flat, a
+
+
+@op("ldmatrix", "stmatrix")
+def _ldmatrix(M, pc, ins, canon, ms, mods):
+    from sim.ptx.tensor import ldmatrix, ldmatrix_addresses, stmatrix
+
+    num = int(next(m for m in mods if m in ("x1", "x2", "x4"))[1:])
+    trans = "trans" in ms
+    load = canon == "ldmatrix"
+    frag = Fragment(M, ins, ins.operands[0] if load else ins.operands[1])
+    _, afn = M.address(ins.operands[1] if load else ins.operands[0], ins)
+
+    def f(m):
+        w = _warps(M, m)
+        if len(w) == 0:
+            return
+        lanes = _lanes(w)
+        addr = afn(lanes).reshape(len(w), WARP)
+        rows, used = ldmatrix_addresses(num, addr.astype(np.int64))
+        ul = lanes.reshape(len(w), WARP)[used]
+        flat, a = _check_shared_rows(M, pc, ul, rows[used].astype(U64), 16, "load" if load else "store")
+        if flat is None:
+            return
+        base = (M.cta_local[lanes] * M.shared.stride).reshape(len(w), WARP)
+        faddr = addr.astype(np.int64) + base
+        if load:
+            regs = _reraise(M, ins, lambda: ldmatrix(num, trans, M.shared.data, faddr))
+            frag.write(w, regs)
+        else:
+            _reraise(M, ins, lambda: stmatrix(num, trans, M.shared.data, faddr, frag.read(w)))
+            if M.shared.written is not None:
+                from ..memory import mark_written
+                mark_written(M.shared.written, flat, 8, 2)
+        kind = "load" if load else "store"
+        d = M.bytes_load if load else M.bytes_store
+        d["shared"] = d.get("shared", 0) + len(ul) * 16
+        if M.mem_listeners:
+            M.emit(pc, ul, space="shared", kind=kind, width=16, addresses=a)
+    return f
+
+
+@op("mma")
+def _mma(M, pc, ins, canon, ms, mods):
+    from sim.ptx.tensor import mma_sync
+
+    shape = next(m for m in mods if m.startswith("m") and "n" in m and "k" in m)
+    ts = types_of(mods)
+    if len(ts) < 4 or "sp" in ms:
+        return not_implemented(M, ins, ins.full_opcode)
+    d_t, a_t, b_t, c_t = ts[:4]
+    lay = [m for m in mods if m in ("row", "col")]
+    la, lb = (lay + ["row", "col"])[:2]
+    sat = "satfinite" in ms
+    D, A, B, C = (Fragment(M, ins, o) for o in ins.operands[:4])
+
+    def f(m):
+        w = _warps(M, m)
+        if len(w) == 0:
+            return
+        out = _reraise(M, ins, lambda: mma_sync(shape, a_t, b_t, c_t, d_t, la, lb, A.read(w), B.read(w), C.read(w),
+                                                satfinite=sat))
+        D.write(w, out)
+    return f
+
+
+def _flat_base(M, pc, space, lanes_first, addr):
+    """Per-warp base addresses -> (memory array, flat byte offsets) for wmma."""
+    if space == "shared":
+        return M.shared.data, addr.astype(np.int64) + M.cta_local[lanes_first] * M.shared.stride
+    return M.gmem.data, (addr - U64(GLOBAL_BASE)).astype(np.int64)
+
+
+@op("wmma.load", "wmma.store")
+def _wmma_mem(M, pc, ins, canon, ms, mods):
+    from sim.ptx.tensor import wmma_addresses, wmma_load, wmma_store
+
+    load = canon == "wmma.load"
+    operand = "d" if not load else next(m for m in mods if m in ("a", "b", "c"))
+    layout = next(m for m in mods if m in ("row", "col"))
+    shape = next(m for m in mods if m.startswith("m") and "n" in m and "k" in m)
+    ts = types_of(mods)
+    etype = ts[-1]
+    space = space_of(mods)
+    if space == "generic":
+        space = "global"
+    frag = Fragment(M, ins, ins.operands[0] if load else ins.operands[1])
+    _, afn = M.address(ins.operands[1] if load else ins.operands[0], ins)
+    stride_op = ins.operands[2] if len(ins.operands) > 2 else None
+    stride = M.src(stride_op, "u32", ins) if stride_op is not None else None
+    lead = {"a": 16, "b": 16, "c": 16, "d": 16}[operand]
+    from sim.ptx.tensor.elements import element_type
+    esize = element_type(etype).bits // 8
+
+    def f(m):
+        w = _warps(M, m)
+        if len(w) == 0:
+            return
+        first = w * WARP
+        addr = afn(first)
+        st = lead if stride is None else np.broadcast_to(np.asarray(stride()).astype(np.int64), (M.T,))[first]
+        el = wmma_addresses(operand, layout, etype, np.zeros(len(w), np.int64), st, shape)   # [W, 32, E]
+        full = addr[:, None, None].astype(np.int64) + el
+        lanes = np.repeat(_lanes(w), el.shape[2])
+        groups = M.resolve(pc, space, lanes, full.reshape(-1).astype(U64), esize, "load" if load else "store")
+        if groups[0][3] is not None:
+            return
+        mem, base = _flat_base(M, pc, space, first, addr)
+        if load:
+            regs = _reraise(M, ins, lambda: wmma_load(operand, layout, etype, mem, base, st, shape))
+            frag.write(w, regs)
+        else:
+            _reraise(M, ins, lambda: wmma_store(layout, etype, mem, base, st, frag.read(w), shape))
+        d = M.bytes_load if load else M.bytes_store
+        d[space] = d.get(space, 0) + lanes.size * esize
+    return f
+
+
+@op("wmma.mma")
+def _wmma_mma(M, pc, ins, canon, ms, mods):
+    from sim.ptx.tensor import wmma_mma
+
+    shape = next(m for m in mods if m.startswith("m") and "n" in m and "k" in m)
+    ts = types_of(mods)
+    d_t, c_t = ts[-2], ts[-1]
+    ab = [t for t in ts[:-2]]
+    a_t = b_t = ab[0] if ab else "f16"
+    sat = "satfinite" in ms
+    D, A, B, C = (Fragment(M, ins, o) for o in ins.operands[:4])
+
+    def f(m):
+        w = _warps(M, m)
+        if len(w) == 0:
+            return
+        out = _reraise(M, ins, lambda: wmma_mma(a_t, b_t, c_t, d_t, A.read(w), B.read(w), C.read(w), sat, shape))
+        D.write(w, out)
+    return f
+
+
+@op("wgmma.mma_async")
+def _wgmma(M, pc, ins, canon, ms, mods):
+    from sim.ptx.tensor import wgmma_mma_async, wgmma_smem_addresses
+
+    shape = next(m for m in mods if m.startswith("m64"))
+    ts = types_of(mods)
+    d_t, a_t, b_t = ts[:3]
+    sat = "satfinite" in ms
+    ops = list(ins.operands)
+    D = Fragment(M, ins, ops[0])
+    a_regs = isinstance(ops[1], ir.Vector)
+    A = Fragment(M, ins, ops[1]) if a_regs else M.src(ops[1], "b64", ins)
+    Bd = M.src(ops[2], "b64", ins)
+    scale = M.src(ops[3], "pred", ins) if not isinstance(ops[3], ir.Immediate) else None
+    scale_imm = bool(ops[3].value) if isinstance(ops[3], ir.Immediate) else None
+    imms = [int(o.value) for o in ops[4:]]
+    isa_, isb = (imms + [1, 1])[:2]
+    tra, trb = 0, 0
+    if len(imms) >= 4:
+        tra, trb = imms[2], imms[3]
+    elif len(imms) == 3:
+        trb = imms[2]
+
+    def f(m):
+        w = _warps(M, m, group=4)
+        if len(w) == 0:
+            return
+        first = w * WARP
+        bd = np.broadcast_to(np.asarray(Bd()).astype(U64), (M.T,))[first]
+        a = A.read(w) if a_regs else np.broadcast_to(np.asarray(A()).astype(U64), (M.T,))[first]
+        sd = scale_imm if scale is None else np.broadcast_to(np.asarray(scale()), (M.T,))[first]
+        a_addr, b_addr = _reraise(M, ins, lambda: wgmma_smem_addresses(shape, a_t, b_t, None if a_regs else a, bd,
+                                                                       tra, trb))
+        esz = {"f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1, "s8": 1, "u8": 1, "tf32": 4}[a_t]
+        ctas = M.cta_local[first]
+        for addrs in ([b_addr] if a_addr is None else [a_addr, b_addr]):
+            flat_addr = addrs.reshape(len(w), -1)
+            mx = int(flat_addr.max()) + esz if flat_addr.size else 0
+            if mx > M.shared_size or int(flat_addr.min()) < 0:
+                lanes = np.repeat(first, flat_addr.shape[1])
+                M.resolve(pc, "shared", lanes, flat_addr.reshape(-1).astype(U64), esz, "load")
+                return
+        smem = M.shared.data[:M.batch * M.shared.stride].reshape(M.batch, M.shared.stride)[ctas]
+        out = _reraise(M, ins, lambda: wgmma_mma_async(shape, d_t, a_t, b_t, D.read(w), a, bd, smem, sd, isa_,
+                                                       isb, tra, trb, sat))
+        D.write(w, out)
+    return f
+
+
+@op("wgmma.wait_group")
+def _wgmma_wait(M, pc, ins, canon, ms, mods):
+    return lambda m: None
+
+
+@op("tcgen05.mma", "mma.sp", "wmma.load.c")
+def _unsupported(M, pc, ins, canon, ms, mods):
+    return not_implemented(M, ins, ins.full_opcode)
+
+
+del gather

@@ -1,0 +1,193 @@
+"""``run_kernel``: launch a PTX kernel on the functional simulator, CUDA style.
+
+    >>> import numpy as np, sim
+    >>> C = np.zeros((67, 53), np.float32)
+    >>> r = sim.run_kernel("sgemm_naive.sm_90.ptx", "sgemm_naive", (3, 7, 1), (32, 8, 1),
+    ...                    [A, B, C, np.int32(67), np.int32(53), np.int32(45)])   # doctest: +SKIP
+    >>> r.stats["thread_instructions"], r.problems                                # doctest: +SKIP
+
+Numpy arrays are device buffers, read and written in place; scalars are numpy scalars of the
+parameter's type; a pointer parameter gets its buffer's device address (``np.uint64(0)`` or
+``None`` is a null pointer). A parameter declared as a byte array (a struct passed by value)
+takes the raw bytes of its argument.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from isa import ir
+from isa.errors import InputError
+
+from .dtypes import compute_dtype, nbytes
+from .init import flatten_initializer
+from .machine import Machine
+from .memory import GlobalMemory
+from .problems import Problem
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a launch did: ``stats`` (counts, bytes, wavefronts, sectors) and ``problems``
+    (undefined behaviour found, as :class:`sim.ptx.problems.Problem`)."""
+
+    kernel: str
+    stats: dict = field(compare=False)
+    problems: list = field(compare=False)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _load(module_or_path) -> ir.Module:
+    if isinstance(module_or_path, ir.Module):
+        return module_or_path
+    import isa
+
+    return isa.load(str(module_or_path) if isinstance(module_or_path, Path) else module_or_path)
+
+
+def _dims3(v, what) -> tuple[int, int, int]:
+    if isinstance(v, (int, np.integer)):
+        return int(v), 1, 1
+    t = tuple(int(x) for x in v)
+    if not 1 <= len(t) <= 3 or any(x <= 0 for x in t):
+        raise InputError(f"{what} must be 1 to 3 positive integers, got {v!r}")
+    return t + (1,) * (3 - len(t))
+
+
+def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_bytes: int = 0, *, listeners=(),
+               max_steps: int | None = None, memory_stats: bool = True, batch_threads: int = 16384,
+               check_uninitialized: bool = True) -> RunResult:
+    """Run kernel ``entry`` over ``grid`` x ``block`` threads; see the module docstring."""
+    t0 = time.perf_counter()
+    module = _load(module_or_path)
+    fn = module.function(entry)
+    grid = _dims3(grid, "grid")
+    block = _dims3(block, "block")
+    args = list(args)
+    if len(args) != len(fn.params):
+        raise InputError(f"kernel '{entry}' takes {len(fn.params)} parameters, got {len(args)} arguments")
+
+    # global memory: argument buffers, then module .global variables
+    allocations = []
+    buf_of_param: dict[int, int] = {}
+    for i, (p, a) in enumerate(zip(fn.params, args)):
+        if isinstance(a, np.ndarray) and not p.dims:
+            buf_of_param[i] = len(allocations)
+            allocations.append((_param_label(p, i), np.ascontiguousarray(a), i))
+    globals_ = [v for v in module.variables if v.space == "global"]
+    for v in globals_:
+        size = v.size_bytes or 0
+        allocations.append((v.name, flatten_initializer(v, {}, size), None))
+    gmem = GlobalMemory(allocations)
+    global_symbols = {v.name: gmem.buffers[len(buf_of_param) + k].base for k, v in enumerate(globals_)}
+    if any(v.initializer is not None for v in globals_):    # re-lay initialisers that name other globals
+        syms = {n: ("global", a) for n, a in global_symbols.items()}
+        for k, v in enumerate(globals_):
+            b = gmem.buffers[len(buf_of_param) + k]
+            raw = flatten_initializer(v, syms, b.size)
+            gmem.data[b.base - 0x7F00_0000_0000:b.base - 0x7F00_0000_0000 + b.size] = np.frombuffer(raw, np.uint8)
+
+    # parameter block
+    params = bytearray()
+    offsets: dict[str, int] = {}
+    for i, (p, a) in enumerate(zip(fn.params, args)):
+        align = p.align or nbytes(p.type)
+        off = -(-len(params) // align) * align
+        params += bytes(off - len(params))
+        offsets[p.name] = off
+        params += _param_bytes(p, a, i, gmem, buf_of_param)
+
+    listeners = list(listeners)
+    mstats = None
+    if memory_stats:
+        from sim.events import MemoryStats
+
+        mstats = MemoryStats()
+        listeners.insert(0, mstats)
+    M = Machine(module, fn, grid, block, bytes(params), offsets, gmem, global_symbols, dynamic_shared_bytes,
+                batch_threads=batch_threads, listeners=listeners, max_steps=max_steps,
+                check_uninitialized=check_uninitialized)
+    M.run()
+
+    # copy buffers back in place
+    for i, k in buf_of_param.items():
+        a = args[i]
+        raw = gmem.read(gmem.buffers[k])
+        if a.flags.writeable:
+            np.copyto(a, raw.view(a.dtype).reshape(a.shape))
+    stats = _stats(M, mstats)
+    stats["seconds"] = time.perf_counter() - t0
+    return RunResult(fn.name, stats, list(M.problems.items))
+
+
+def _param_label(p: ir.Variable, i: int) -> str:
+    return p.name.rsplit("_param_", 1)[-1] if False else f"param_{i}"
+
+
+def _param_bytes(p: ir.Variable, a, i: int, gmem: GlobalMemory, buf_of_param) -> bytes:
+    size = p.size_bytes
+    if p.dims:                                        # struct / array passed by value
+        raw = a.tobytes() if isinstance(a, (np.ndarray, np.generic)) else bytes(a)
+        if size is not None and len(raw) != size:
+            raise InputError(f"parameter {i} ({p.name}) is {size} bytes, argument has {len(raw)}")
+        return raw
+    if i in buf_of_param:
+        if nbytes(p.type) != 8:
+            raise InputError(f"parameter {i} ({p.name}) is .{p.type}; a buffer needs a 64-bit pointer parameter")
+        return np.uint64(gmem.buffers[buf_of_param[i]].base).tobytes()
+    if a is None:
+        a = 0
+    cd = compute_dtype(p.type)
+    try:
+        if isinstance(a, (np.generic,)) and a.dtype.itemsize == cd.itemsize and a.dtype.kind in "iuf" \
+                and (a.dtype.kind == "f") == (cd.kind == "f"):
+            return np.asarray(a).astype(a.dtype).view(cd).tobytes()
+        return np.asarray(a).astype(cd).tobytes()
+    except (TypeError, ValueError):
+        raise InputError(f"argument {i} ({a!r}) does not fit parameter {p.name} (.{p.type})") from None
+
+
+def _stats(M: Machine, mstats) -> dict:
+    opcodes: dict[str, int] = {}
+    threads_by_op: dict[str, int] = {}
+    lines: dict[int, int] = {}
+    for pc, ins in enumerate(M.instructions):
+        w = M.pc_warps[pc]
+        if not w:
+            continue
+        k = ins.full_opcode
+        opcodes[k] = opcodes.get(k, 0) + w
+        threads_by_op[k] = threads_by_op.get(k, 0) + M.pc_threads[pc]
+        lines[ins.span.line] = lines.get(ins.span.line, 0) + w
+    spaces = sorted(set(M.bytes_load) | set(M.bytes_store))
+    out = {
+        "warp_instructions": int(sum(M.pc_warps)),
+        "thread_instructions": int(sum(M.pc_threads)),
+        "opcodes": opcodes,
+        "opcode_threads": threads_by_op,
+        "warp_instructions_by_line": lines,
+        "bytes_by_space": {s: M.bytes_load.get(s, 0) + M.bytes_store.get(s, 0) for s in spaces},
+        "load_bytes_by_space": dict(M.bytes_load),
+        "store_bytes_by_space": dict(M.bytes_store),
+        "barriers": M.barrier_waits,
+        "ctas": M.ncta,
+        "threads_per_cta": M.nthreads,
+        "ctas_per_batch": M.batch,
+        "problems_suppressed": M.problems.suppressed,
+    }
+    if mstats is not None:
+        out.update(mstats.as_stats())
+        out["memory_by_pc"] = mstats.by_pc
+    else:
+        out.update({"shared_load_wavefronts": None, "shared_store_wavefronts": None, "global_sectors": None})
+    return out
+
+
+__all__ = ["run_kernel", "RunResult", "Problem"]
