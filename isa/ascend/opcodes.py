@@ -83,14 +83,15 @@ for _b in ("b8", "b16", "b32"):
 # ---- MTE3: UB -> GM ----
 _add("copy_ubuf_to_gm", "MTE3", "copy", "gm ub I I I I I", None, "copy_ubuf_to_gm gm[%y], ub[0], 0, 1, 8, 0, 0")
 # ---- MTE1: L1 -> L0A / L0B ----
-_add("load_cbuf_to_ca", "MTE1", "load2d", "l0a l1 I I I I I I I", None,
-     "load_cbuf_to_ca l0a[0], l1[0], 0, 8, 1, 3, 0, 0, 0")
-_add("load_cbuf_to_cb", "MTE1", "load2d", "l0b l1 I I I I I I I", None,
-     "load_cbuf_to_cb l0b[0], l1[0], 0, 16, 16, 0, 0, 1, 0")
-_add("load_cbuf_to_ca_transpose", "MTE1", "load2d_t", "l0a l1 I I I I I", None,
-     "load_cbuf_to_ca_transpose l0a[0], l1[0], 0, 4, 16, 8, 3")
-_add("load_cbuf_to_cb_transpose", "MTE1", "load2d_t", "l0b l1 I I I I I", None,
-     "load_cbuf_to_cb_transpose l0b[0], l1[0], 0, 8, 16, 2, 0")
+LOAD_DTYPES = ("f16", "bf16", "s8", "u8", "f32", "s32")
+_add("load_cbuf_to_ca", "MTE1", "load2d", "l0a l1 I I I I I I I", LOAD_DTYPES,
+     "load_cbuf_to_ca.f16 l0a[0], l1[0], 0, 8, 1, 3, 0, 0, 0")
+_add("load_cbuf_to_cb", "MTE1", "load2d", "l0b l1 I I I I I I I", LOAD_DTYPES,
+     "load_cbuf_to_cb.f16 l0b[0], l1[0], 0, 16, 16, 0, 0, 1, 0")
+_add("load_cbuf_to_ca_transpose", "MTE1", "load2d_t", "l0a l1 I I I I I", ("s8", "u8"),
+     "load_cbuf_to_ca_transpose.s8 l0a[0], l1[0], 0, 4, 16, 8, 3")
+_add("load_cbuf_to_cb_transpose", "MTE1", "load2d_t", "l0b l1 I I I I I", ("s8", "u8"),
+     "load_cbuf_to_cb_transpose.s8 l0b[0], l1[0], 0, 8, 16, 2, 0")
 # ---- cube (PIPE_M) ----
 _add("mad", "M", "mad", "l0c l0a l0b I I I I I I I", ("f16", "bf16", "s8", "f32"),
      "mad.f16 l0c[0], l0a[0], l0b[0], 128, 64, 256, 0, 0, 0, 1")

@@ -1,0 +1,632 @@
+"""Functional engine: runs an Ascend-like kernel on every core of a launch, in program order.
+
+Per core it keeps the scalar registers, the on-chip buffers (L1, L0A, L0B, L0C, UB, FB) as
+bytes, the vector mask and FixPipe configuration, and the set/wait flags. Data operations are
+in :mod:`sim.ascend.dataops` (numpy, one fractal block or one repeat array at a time). Every
+pipe instruction becomes an :class:`~sim.ascend.events.Event` for the timing model.
+
+Undefined behaviour is reported, not raised, as a :class:`Report` with kernel, instruction and
+source line; out-of-range or misaligned accesses and unsatisfiable waits stop that core (what
+it already computed is kept), cross-pipe data races are reported and execution goes on::
+
+    b.asm:7:5: error: kernel 'k' core 0: copy_matrix_cc_to_gm (PIPE_FIX) reads l0c[0x0, 0x10000)
+    written by mad at line 6 (PIPE_M) with no set_flag(PIPE_M, PIPE_FIX)/wait_flag in between
+
+With ``functional=False`` only addresses, control flow and sync are evaluated (no numerics):
+that is the fast path for timing-only runs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from isa import ir
+from isa.ascend.opcodes import OPCODES, PIPE_NAMES, PIPES
+from isa.errors import Diagnostic, InputError, SimulationError, Span
+
+from . import dataops
+from .events import Event
+from .machine import Machine
+
+PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
+# hazard-tracking granularity in bytes: fractal-sized for the cube buffers, one block for UB
+GRAINS = {"l1": 512, "l0a": 512, "l0b": 512, "l0c": 512, "ub": 32, "fb": 64}
+MAX_STEPS = 200_000_000
+
+
+class UndefinedBehaviour(Exception):
+    """Raised inside the engine to stop one core; becomes a :class:`Report`."""
+
+    def __init__(self, message: str, notes: list[str] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.notes = notes or []
+
+
+@dataclass
+class Report:
+    """One undefined-behaviour finding: where, what, and whether the core was stopped."""
+
+    message: str
+    span: Span
+    source_line: str | None
+    core: int
+    kernel: str
+    stopped: bool
+    notes: list[str] = field(default_factory=list)
+
+    def render(self) -> str:
+        d = Diagnostic(self.message, self.span, severity="error", notes=self.notes)
+        return d.render(self.source_line)
+
+
+# ----------------------------------------------------------------------------------------------
+# Global memory
+# ----------------------------------------------------------------------------------------------
+
+class GlobalMemory:
+    """GM parameters laid out at 512-B aligned byte addresses, each with its own byte array."""
+
+    BASE = 0x10000000
+
+    def __init__(self, params: list[ir.Variable], inputs: dict[str, np.ndarray], functional: bool):
+        from isa.types import type_bytes
+        self.names, self.lo, self.hi, self.data, self.dtypes = [], [], [], [], []
+        addr = self.BASE
+        for p in params:
+            n = p.dims[0] * type_bytes(p.type)
+            self.names.append(p.name)
+            self.lo.append(addr)
+            self.hi.append(addr + n)
+            self.dtypes.append(p.type)
+            buf = None
+            if functional:
+                buf = np.zeros(n, dtype=np.uint8)
+                arr = inputs.get(p.name.lstrip("%"))
+                if arr is not None:
+                    raw = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)
+                    if raw.size != n:
+                        raise InputError(f"input '{p.name.lstrip('%')}' has {raw.size} bytes, parameter {p.name} "
+                                         f"declares {p.dims[0]} x .{p.type} = {n} bytes", p.span)
+                    buf[:] = raw
+            self.data.append(buf)
+            addr = (addr + n + 4096 + 511) // 512 * 512
+        self.touched = [np.zeros(max(1, (h - l + 511) // 512), dtype=bool) for l, h in zip(self.lo, self.hi)]
+
+    def locate(self, lo: int, hi: int) -> tuple[int, int]:
+        """(parameter index, byte offset) holding ``[lo, hi)``; raises UndefinedBehaviour if none."""
+        for i, (a, b) in enumerate(zip(self.lo, self.hi)):
+            if a <= lo < b + 4096:
+                if hi > b or lo < a:
+                    raise UndefinedBehaviour(
+                        f"GM access [{lo - a:#x}, {hi - a:#x}) is out of bounds of parameter {self.names[i]} "
+                        f"({b - a} bytes)")
+                return i, lo - a
+        raise UndefinedBehaviour(f"GM address {lo:#x} is not inside any kernel parameter")
+
+    def touch(self, i: int, off: int, nbytes: int) -> None:
+        self.touched[i][off // 512:(off + nbytes + 511) // 512] = True
+
+    def footprint(self) -> int:
+        return int(sum(t.sum() for t in self.touched)) * 512
+
+    def array(self, name: str) -> np.ndarray | None:
+        import ml_dtypes  # noqa: F401  (registers bfloat16)
+        i = self.names.index(name)
+        if self.data[i] is None:
+            return None
+        return self.data[i].view(dataops.np_dtype(self.dtypes[i])).copy()
+
+
+# ----------------------------------------------------------------------------------------------
+# Cross-pipe hazard tracking with vector clocks
+# ----------------------------------------------------------------------------------------------
+
+class Hazards:
+    """Last writer / readers of every 32-B line of each buffer, and one vector clock per pipe.
+
+    A pipe's clock entry for pipe Q says up to which of Q's instructions it has synchronised
+    (through set_flag/wait_flag, pipe_barrier(PIPE_ALL) or a unit flag).
+    """
+
+    def __init__(self, machine: Machine):
+        np_ = len(PIPES)
+        self.vc = np.zeros((np_, np_), dtype=np.int64)
+        self.w_pipe, self.w_t, self.w_idx, self.r_t, self.r_idx = {}, {}, {}, {}, {}
+        self.grain = {}
+        for name, b in machine.buffers.items():
+            self.grain[name] = g = GRAINS.get(name, 32)
+            n = b.size // g
+            self.w_pipe[name] = np.full(n, -1, dtype=np.int8)
+            self.w_t[name] = np.zeros(n, dtype=np.int64)
+            self.w_idx[name] = np.zeros(n, dtype=np.int32)
+            self.r_t[name] = np.zeros((n, np_), dtype=np.int64)
+            self.r_idx[name] = np.zeros((n, np_), dtype=np.int32)
+
+    def tick(self, p: int) -> int:
+        self.vc[p, p] += 1
+        return int(self.vc[p, p])
+
+    def access(self, p: int, t: int, idx: int, reads, writes) -> list[tuple]:
+        """Record reads/writes ``(space, lo, hi)`` of pipe ``p``; return races found."""
+        bad = []
+        known = self.vc[p]
+        grain = self.grain
+        for space, lo, hi in reads:
+            g = grain[space]
+            a, b = lo // g, (hi + g - 1) // g
+            wp = self.w_pipe[space][a:b]
+            sel = (wp >= 0) & (wp != p)
+            if sel.any():
+                wt = self.w_t[space][a:b]
+                late = sel & (wt > known[np.maximum(wp, 0)])
+                if late.any():
+                    j = int(np.argmax(late))
+                    bad.append(("reads", space, lo, hi, int(wp[j]), int(self.w_idx[space][a + j])))
+            self.r_t[space][a:b, p] = t
+            self.r_idx[space][a:b, p] = idx
+        for space, lo, hi in writes:
+            g = grain[space]
+            a, b = lo // g, (hi + g - 1) // g
+            rt = self.r_t[space][a:b]
+            late = rt > known[None, :]
+            late[:, p] = False
+            if late.any():
+                j, q = np.argwhere(late)[0]
+                bad.append(("overwrites", space, lo, hi, int(q), int(self.r_idx[space][a + j, q])))
+            wp = self.w_pipe[space][a:b]
+            sel = (wp >= 0) & (wp != p)
+            if sel.any():
+                wt = self.w_t[space][a:b]
+                late = sel & (wt > known[np.maximum(wp, 0)])
+                if late.any():
+                    j = int(np.argmax(late))
+                    bad.append(("overwrites the result of", space, lo, hi, int(wp[j]), int(self.w_idx[space][a + j])))
+            self.w_pipe[space][a:b] = p
+            self.w_t[space][a:b] = t
+            self.w_idx[space][a:b] = idx
+        return bad
+
+
+# ----------------------------------------------------------------------------------------------
+# One core
+# ----------------------------------------------------------------------------------------------
+
+class Core:
+    """Registers, buffers, mask, flags and event list of one core while it runs the kernel."""
+
+    def __init__(self, launch: "Launch", core_id: int):
+        m = launch.machine
+        self.launch = launch
+        self.id = core_id
+        self.functional = launch.functional
+        self.buffers = {name: np.zeros(b.size, dtype=np.uint8) for name, b in m.buffers.items()} \
+            if launch.functional else {}
+        self.sizes = {name: b.size for name, b in m.buffers.items()}
+        self.aligns = {name: b.align for name, b in m.buffers.items()}
+        self.regs: dict[str, object] = {"block_idx": core_id, "block_num": launch.blocks}
+        self.regs.update(launch.scalars)
+        self.mask_mode = "norm"
+        self.mask = (-1, -1)
+        self.quant_pre = 0
+        self.fpc = 0
+        self.flags: dict[tuple, tuple] = {}      # key -> (set eid, vc snapshot, instr idx)
+        self.consumed: dict[tuple, int] = {}     # key -> idx of the last wait that consumed it
+        self.events: list[Event] = []
+        self.scal = 0
+        self.hz = Hazards(m)
+        self.last_unit_mad: tuple | None = None
+        self.steps = 0
+
+    # ---- helpers used by instruction closures ----
+    def emit(self, idx, pipe, kind, name, work=None, key=None, pair=None) -> Event:
+        ev = Event(len(self.events), idx, pipe, kind, name, work, key, pair, self.scal)
+        self.scal = 0
+        self.events.append(ev)
+        return ev
+
+    def check_range(self, space: str, lo: int, hi: int, what: str) -> None:
+        size = self.sizes[space]
+        if lo < 0 or hi > size:
+            raise UndefinedBehaviour(f"{what} accesses {space}[{lo:#x}, {hi:#x}) beyond the {size // 1024} KB {space} "
+                                     f"buffer (overflow by {max(hi - size, -lo)} bytes)")
+
+    def check_align(self, space: str, addr: int, what: str, align: int | None = None) -> None:
+        a = align or self.aligns[space]
+        if addr % a:
+            raise UndefinedBehaviour(f"{what}: {space} address {addr:#x} is not {a}-byte aligned "
+                                     f"({space} requires {a}-B alignment)")
+
+    def race(self, pipe: str, idx: int, reads, writes) -> None:
+        p = PIPE_INDEX[pipe]
+        t = self.hz.tick(p)
+        if not self.functional:
+            return  # timing-only runs skip the race checker (sync itself is still checked)
+        for verb, space, lo, hi, q, widx in self.hz.access(p, t, idx, reads, writes):
+            other = self.launch.instrs[widx]
+            opipe = PIPES[q]
+            me = self.launch.instrs[idx]
+            self.launch.report(self, idx, f"{me.opcode} (PIPE_{pipe}) {verb} {space}[{lo:#x}, {hi:#x}) "
+                               f"{'written' if verb == 'reads' else 'used'} by {other.opcode} at line {other.span.line} "
+                               f"(PIPE_{opipe}) with no set_flag(PIPE_{opipe if verb != 'overwrites' else opipe}, "
+                               f"PIPE_{pipe})/wait_flag between them",
+                               stopped=False,
+                               notes=[f"line {other.span.line}: {self.launch.source_line(other.span.line) or ''}".rstrip()])
+
+
+# ----------------------------------------------------------------------------------------------
+# The launch
+# ----------------------------------------------------------------------------------------------
+
+@dataclass
+class LaunchResult:
+    kernel: str
+    core_type: str
+    blocks: int
+    events: list[list[Event]]
+    gm: GlobalMemory
+    reports: list[Report]
+    instructions_executed: int
+    outputs: dict[str, np.ndarray]
+
+
+class Launch:
+    def __init__(self, module: ir.Module, kernel: ir.Function, machine: Machine, inputs: dict, blocks: int,
+                 functional: bool):
+        self.module = module
+        self.kernel = kernel
+        self.machine = machine
+        self.functional = functional
+        self.blocks = blocks
+        self.instrs = kernel.instructions
+        self.labels = kernel.labels
+        self.reports: list[Report] = []
+        self.scalars = {}
+        for p in kernel.params:
+            if p.space == "param":
+                key = p.name.lstrip("%")
+                if key not in inputs:
+                    raise InputError(f"no value for scalar parameter {p.name} (give it in --inputs as '{key}')",
+                                     p.span)
+                v = np.asarray(inputs[key]).reshape(-1)[0]
+                self.scalars[p.name] = float(v) if p.type.startswith(("f", "bf")) else int(v)
+        self.gm = GlobalMemory([p for p in kernel.params if p.space == "gm"], inputs, functional)
+        for i, p in enumerate(q for q in kernel.params if q.space == "gm"):
+            self.scalars[p.name] = self.gm.lo[i]
+        self.code = [compile_instruction(ins, i, self) for i, ins in enumerate(self.instrs)]
+
+    def source_line(self, line: int) -> str | None:
+        return self.module.source_line(line)
+
+    def report(self, core: Core, idx: int, message: str, *, stopped: bool, notes=None) -> None:
+        ins = self.instrs[idx]
+        self.reports.append(Report(f"kernel '{self.kernel.name}' core {core.id}: {message}", ins.span,
+                                   self.source_line(ins.span.line), core.id, self.kernel.name, stopped,
+                                   list(notes or [])))
+
+    def run(self) -> LaunchResult:
+        executed = 0
+        cores = []
+        for cid in range(self.blocks):
+            core = Core(self, cid)
+            executed += self.run_core(core)
+            cores.append(core)
+        outputs = {}
+        if self.functional:
+            for name in self.gm.names:
+                outputs[name.lstrip("%")] = self.gm.array(name)
+        return LaunchResult(self.kernel.name, self.kernel.attributes[0] if self.kernel.attributes else "cube",
+                            self.blocks, [c.events for c in cores], self.gm, self.reports, executed, outputs)
+
+    def run_core(self, core: Core) -> int:
+        code = self.code
+        n = len(code)
+        pc = 0
+        steps = 0
+        try:
+            while pc < n:
+                steps += 1
+                if steps > MAX_STEPS:
+                    raise SimulationError(f"kernel '{self.kernel.name}' core {core.id} did not finish after "
+                                          f"{MAX_STEPS} instructions (endless loop?)", self.instrs[pc].span)
+                nxt = code[pc](core)
+                pc = pc + 1 if nxt is None else nxt
+        except UndefinedBehaviour as ub:
+            self.report(core, pc, ub.message, stopped=True, notes=ub.notes + ["this core stopped here; results "
+                                                                               "written before it are kept"])
+        except KeyError as exc:
+            ins = self.instrs[pc]
+            raise SimulationError(f"register {exc.args[0]} is read before it is written", ins.span,
+                                  source_line=self.source_line(ins.span.line)) from None
+        # waits left pending at the end are fine; sets never waited are fine (hardware leaves them set)
+        return steps
+
+
+# ----------------------------------------------------------------------------------------------
+# Instruction compilation: one closure per instruction
+# ----------------------------------------------------------------------------------------------
+
+def _getter(op):
+    if isinstance(op, ir.Immediate):
+        v = op.value
+        return lambda c: v
+    if isinstance(op, ir.Register):
+        name = op.name
+        return lambda c: c.regs[name]
+    if isinstance(op, ir.Symbol):
+        name = op.name
+        if name.startswith("EVENT_ID"):
+            v = int(name[8:])
+            return lambda c: v
+        return lambda c: name
+    if isinstance(op, ir.Address):
+        space, off = op.space, op.offset
+        if op.base is None:
+            return lambda c: off
+        name = op.base.name
+        return lambda c: c.regs[name] + off
+    raise TypeError(op)
+
+
+def _int(v) -> int:
+    return int(v)
+
+
+def _cdiv(a, b):
+    if b == 0:
+        raise UndefinedBehaviour("scalar division by zero")
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+_SCALAR_INT = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b, "div": _cdiv,
+    "rem": lambda a, b: a - b * _cdiv(a, b), "min": min, "max": max, "shl": lambda a, b: a << b,
+    "shr": lambda a, b: a >> b, "and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b,
+}
+_SCALAR_F32 = {
+    "add": lambda a, b: float(np.float32(a) + np.float32(b)), "sub": lambda a, b: float(np.float32(a) - np.float32(b)),
+    "mul": lambda a, b: float(np.float32(a) * np.float32(b)),
+    "div": lambda a, b: float(np.float32(a) / np.float32(b)) if b != 0 else math.copysign(math.inf, a) if a else math.nan,
+    "min": min, "max": max,
+}
+_CMP = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
+        "eq": lambda a, b: a == b, "ne": lambda a, b: a != b}
+
+
+def compile_instruction(ins: ir.Instruction, idx: int, launch: Launch):
+    spec = OPCODES[ins.opcode]
+    gets = [_getter(o) for o in ins.operands]
+    body = _compile_body(ins, idx, launch, spec, gets)
+    if ins.guard is None:
+        return body
+    reg, neg = ins.guard.register, ins.guard.negated
+
+    def guarded(c):
+        if bool(c.regs[reg]) != neg:
+            return body(c)
+        c.scal += 1
+        return None
+    return guarded
+
+
+def _compile_body(ins, idx, launch, spec, gets):
+    op = ins.opcode
+    fam = spec.family
+    name = ins.opcode if op != "vconv" else "vconv_" + ins.modifiers[0] + "2" + "".join(ins.modifiers[1:])
+    if fam == "scalar":
+        dst = ins.operands[0].name
+        if op == "mov":
+            g = gets[1]
+
+            def run(c):
+                c.regs[dst] = g(c)
+                c.scal += 1
+            return run
+        ga, gb = gets[1], gets[2]
+        if op == "cmp":
+            f = _CMP[ins.modifiers[0]]
+        elif ins.modifiers == ("f32",):
+            if op not in _SCALAR_F32:
+                raise SimulationError(f"{op}.f32 is not a float operation", ins.span)
+            f = _SCALAR_F32[op]
+        else:
+            fi = _SCALAR_INT[op]
+
+            def f(a, b, fi=fi):
+                if isinstance(a, float) or isinstance(b, float):
+                    raise UndefinedBehaviour(f"integer '{op}' on a float value ({a}, {b}); use {op}.f32")
+                return fi(a, b)
+
+        def run(c):
+            c.regs[dst] = f(ga(c), gb(c))
+            c.scal += 1
+        return run
+    if op == "bra":
+        target = launch.labels[ins.operands[0].name]
+
+        def run(c):
+            c.scal += 1
+            return target
+        return run
+    if op == "ret":
+        end = len(launch.instrs)
+
+        def run(c):
+            c.scal += 1
+            return end
+        return run
+    if op == "set_mask_norm" or op == "set_mask_count":
+        mode = op[9:]
+
+        def run(c):
+            c.mask_mode = mode
+            c.scal += 1
+        return run
+    if op == "set_vector_mask":
+        gh, gl = gets
+
+        def run(c):
+            c.mask = (int(gh(c)), int(gl(c)))
+            c.scal += 1
+        return run
+    if op == "set_quant_pre":
+        g = gets[0]
+
+        def run(c):
+            c.quant_pre = int(g(c)) & ((1 << 64) - 1)
+            c.scal += 1
+        return run
+    if op == "set_fpc":
+        g = gets[0]
+
+        def run(c):
+            addr = g(c)
+            c.check_range("fb", addr, addr + 8, "set_fpc")
+            c.fpc = addr
+            c.scal += 1
+        return run
+    if fam == "sync":
+        return _compile_sync(ins, idx, launch, gets)
+    if op == "ld":
+        dst = ins.operands[0].name
+        g = gets[1]
+        dt = ins.modifiers[0]
+        size = dataops.dtype_size(dt)
+
+        def run(c):
+            addr = g(c)
+            c.check_range("ub", addr, addr + size, "ld")
+            c.check_align("ub", addr, "ld", size)
+            c.scal += 1
+            c.race("S", idx, [("ub", addr, addr + size)], [])
+            c.emit(idx, "S", "op", name, ("scalar_ld",))
+            if c.functional:
+                v = c.buffers["ub"][addr:addr + size].view(dataops.np_dtype(dt))[0]
+                c.regs[dst] = float(v) if dt[0] in "fb" else int(v)
+            else:
+                c.regs[dst] = 0.0 if dt[0] in "fb" else 0
+        return run
+    handler = dataops.HANDLERS.get(fam)
+    if handler is None:
+        raise SimulationError(f"{ins.opcode} is not modelled by the simulator", ins.span)
+    impl = handler(ins, launch.machine)
+    pipe = spec.pipe
+
+    def run(c):
+        c.scal += 1
+        args = [g(c) for g in gets]
+        work, reads, writes = impl(c, args)
+        c.race(pipe, idx, reads, writes)
+        ev = c.emit(idx, pipe, "op", name, work)
+        if fam == "mad":
+            ev.unit_flag = int(args[6])
+            if ev.unit_flag == 3:
+                c.last_unit_mad = (ev.eid, c.hz.vc[PIPE_INDEX["M"]].copy())
+        elif fam == "fixpipe":
+            ev.unit_flag = int(args[7])
+        return None
+    if fam == "fixpipe":
+        inner = run
+
+        def run(c):  # noqa: F811  unit-flag handshake with the last mad, then the copy itself
+            args_uf = int(gets[7](c))
+            if args_uf:
+                if c.last_unit_mad is None:
+                    raise UndefinedBehaviour("FixPipe with unitFlagMode set but no mad with unitFlag=3 before it")
+                fix = PIPE_INDEX["FIX"]
+                c.hz.vc[fix] = np.maximum(c.hz.vc[fix], c.last_unit_mad[1])
+            inner(c)
+            if args_uf:
+                c.events[-1].unit_dep = c.last_unit_mad[0]
+                c.last_unit_mad = None
+        return run
+    return run
+
+
+def _compile_sync(ins, idx, launch, gets):
+    op = ins.opcode
+    if op == "pipe_barrier":
+        pipe = PIPE_NAMES[ins.operands[0].name]
+
+        def run(c):
+            c.scal += 1
+            if pipe == "ALL":
+                merged = c.hz.vc.max(axis=0)
+                c.hz.vc[:] = merged
+            c.emit(idx, pipe, "barrier", "pipe_barrier")
+        return run
+    src = PIPE_NAMES[ins.operands[0].name]
+    dst = PIPE_NAMES[ins.operands[1].name]
+    gev = gets[2]
+    if src == "ALL" or dst == "ALL":
+        raise SimulationError(f"{op} takes two concrete pipes, not PIPE_ALL", ins.span)
+    text = f"({ins.operands[0].name}, {ins.operands[1].name}, EVENT_ID"
+
+    if op == "set_flag":
+        def run(c):
+            c.scal += 1
+            ev_id = int(gev(c))
+            if not 0 <= ev_id <= 7:
+                raise UndefinedBehaviour(f"event id {ev_id} is outside EVENT_ID0..EVENT_ID7")
+            key = (src, dst, ev_id)
+            p = PIPE_INDEX[src]
+            c.hz.tick(p)
+            if key in c.flags:
+                prev = launch.instrs[c.flags[key][2]]
+                launch.report(c, idx, f"set_flag{text}{ev_id}) sets a flag that is already set (by line "
+                              f"{prev.span.line}) and not yet waited for; the second set is lost",
+                              stopped=False)
+            e = c.emit(idx, src, "set", "set_flag", key=key)
+            c.flags[key] = (e.eid, c.hz.vc[p].copy(), idx)
+        return run
+
+    def run(c):
+        c.scal += 1
+        ev_id = int(gev(c))
+        key = (src, dst, ev_id)
+        got = c.flags.pop(key, None)
+        if got is None:
+            last = c.consumed.get(key)
+            if last is None:
+                note = f"no set_flag{text}{ev_id}) was issued before it"
+                notes = []
+            else:
+                w = launch.instrs[last]
+                note = (f"the last set_flag{text}{ev_id}) was already consumed by the wait_flag at line "
+                        f"{w.span.line}")
+                notes = [f"line {w.span.line}: {launch.source_line(w.span.line) or ''}".rstrip()]
+            raise UndefinedBehaviour(f"deadlock: wait_flag{text}{ev_id}) can never be satisfied: {note}; "
+                                     f"PIPE_{dst} would wait forever", notes)
+        set_eid, snap, set_idx = got
+        p = PIPE_INDEX[dst]
+        c.hz.tick(p)
+        c.hz.vc[p] = np.maximum(c.hz.vc[p], snap)
+        c.consumed[key] = idx
+        c.emit(idx, dst, "wait", "wait_flag", key=key, pair=set_eid)
+    return run
+
+
+def launch_kernel(module: ir.Module, machine: Machine, *, kernel: str | None = None, inputs: dict | None = None,
+                  cores: int | None = None, functional: bool = True) -> LaunchResult:
+    """Run ``kernel`` (default: the only kernel) on as many cores as its type has (or ``cores``)."""
+    kernels = module.kernels
+    if not kernels:
+        raise InputError("the file has no kernel", Span(module.path or "<text>"))
+    if kernel is None:
+        if len(kernels) > 1:
+            raise InputError(f"the file has {len(kernels)} kernels; choose one with --kernel",
+                             expected=[k.name for k in kernels])
+        k = kernels[0]
+    else:
+        k = module.function(kernel)
+    core_type = k.attributes[0] if k.attributes else "cube"
+    n = machine.cores(core_type)
+    if cores is not None:
+        if cores < 1:
+            raise InputError(f"--cores must be at least 1, got {cores}")
+        n = min(n, cores)
+    return Launch(module, k, machine, inputs or {}, n, functional).run()
