@@ -311,21 +311,18 @@ class _Builder(Transformer):
     def guard_neg(self, c):
         return ir.Guard(str(c[0]), True, span=self.span(c[0]))
 
-    def opcode(self, c):
-        name, *mods = str(c[0]).split(".")
-        return c[0], name, tuple(mods)
+    def instruction(self, c):
+        guard = c[0] if isinstance(c[0], ir.Guard) else None
+        name_tok = c[1] if guard else c[0]
+        ops = c[-1] if isinstance(c[-1], tuple) else ()
+        name, *mods = str(name_tok).split(".")
+        start = guard.span if guard else self.span(name_tok)
+        return ir.Instruction(name, tuple(mods), ops, guard,
+                              span=Span(self.file, start.line, start.col, name_tok.line,
+                                        name_tok.column + len(name_tok)))
 
     def operands(self, c):
         return tuple(c)
-
-    def instruction(self, c):
-        guard = c[0] if isinstance(c[0], ir.Guard) else None
-        rest = c[1:] if guard else c
-        (name_tok, name, mods) = rest[0]
-        ops = rest[1] if len(rest) > 1 and rest[1] is not None else ()
-        start = guard.span if guard else self.span(name_tok)
-        return ir.Instruction(name, mods, ops, guard, span=Span(self.file, start.line, start.col,
-                                                                name_tok.line, name_tok.column + len(name_tok)))
 
     def name(self, c):
         t = c[0]
@@ -345,7 +342,7 @@ class _Builder(Transformer):
         return ir.Pair(c[0], c[1])
 
     def negated(self, c):
-        return ir.Negated(c[0])
+        return ir.Negated(self._base(c[0]))
 
     def operand_list(self, c):
         return ir.OperandList(tuple(x for x in c if x is not None))
@@ -353,42 +350,30 @@ class _Builder(Transformer):
     def vector(self, c):
         return ir.Vector(tuple(x for x in c if x is not None))
 
-    def addr_base(self, c):
-        s = str(c[0])
-        return ir.Register(s, span=self.span(c[0])) if s.startswith("%") else ir.Symbol(s, span=self.span(c[0]))
+    def _base(self, tok: Token):
+        s = str(tok)
+        return ir.Register(s, span=self.span(tok)) if s.startswith("%") else ir.Symbol(s, span=self.span(tok))
 
-    def addr_offset(self, c):
-        return c[0].value
+    def addr_plain(self, c):
+        return ir.Address(self._base(c[0]), 0)
 
-    def neg_offset(self, c):
-        return -_int(c[0])
+    def addr_plus(self, c):
+        return ir.Address(self._base(c[0]), _int(c[1]))
 
-    def bare_offset(self, c):
-        return ("bare", c[0].value)
+    def addr_plus_neg(self, c):
+        return ir.Address(self._base(c[0]), -_int(c[1]))
 
-    def address(self, c):
-        base = None
-        offset = 0
-        suffix = None
-        for x in c:
-            if isinstance(x, (ir.Register, ir.Symbol)):
-                base = x
-            elif isinstance(x, tuple):
-                offset = x[1]
-            elif isinstance(x, Token):
-                suffix = str(x)[1:]
-            elif isinstance(x, int):
-                offset = x
-        return ir.Address(base, offset, suffix=suffix)
+    def addr_abs(self, c):
+        return ir.Address(None, _int(c[0]))
+
+    def addr_unified(self, c):
+        return replace(c[0], suffix=str(c[1])[1:])
 
     def pos_int(self, c):
         return ir.Immediate(_int(c[0]), "int", str(c[0]), span=self.span(c[0]))
 
     def neg_int(self, c):
         return ir.Immediate(-_int(c[0]), "int", "-" + str(c[0]), span=self.span(c[0]))
-
-    def immediate(self, c):
-        return c[0]
 
     def f32_imm(self, c):
         return ir.Immediate(_f32(c[0]), "f32", str(c[0]), span=self.span(c[0]))
