@@ -154,7 +154,7 @@ class Machine:
     def __init__(self, module: ir.Module, fn: ir.Function, grid, block, params: bytes,
                  param_offsets: dict[str, int], gmem: GlobalMemory, global_symbols: dict[str, int],
                  dynamic_shared: int, *, batch_threads: int = 16384, listeners=(), max_steps=None,
-                 check_uninitialized: bool = True):
+                 check_uninitialized: bool = True, check_races: bool = True):
         from .cfg import reconvergence_points
 
         self.module = module
@@ -213,6 +213,11 @@ class Machine:
         self.dynamic_shared = int(dynamic_shared)
         self.shared_size = self.static_shared_end + self.dynamic_shared
         self.shared = Region("shared", self.shared_size, self.batch, track_writes=check_uninitialized)
+        # shared-memory race check: per byte, (barrier epoch << 8) | (writing warp + 1); a load that
+        # reads a byte another warp of the CTA wrote in the current epoch is a race
+        self.check_races = check_races
+        self.tags = np.zeros(self.shared.data.size, np.uint16) if check_races else None
+        self.epoch = np.ones(self.batch, np.uint16)
         self.local_size = self._layout_local(fn)
         self.localmem = Region("local", self.local_size, T)
 
@@ -610,6 +615,8 @@ class Machine:
             vals = gather(data, flat, esize, nelem)
             if written is not None and self.check_uninit:
                 self._check_written(pc, written, flat, esize, nelem, lanes, a)
+            if sp == "shared" and self.tags is not None:
+                self._check_race(pc, flat, width, lanes, a)
             self._account(pc, sp, "load", lanes, a, width)
             return lanes, vals
         out_lanes = []
@@ -618,6 +625,8 @@ class Machine:
             v = gather(data, flat, esize, nelem)
             if written is not None and self.check_uninit:
                 self._check_written(pc, written, flat, esize, nelem, lanes[sel], a)
+            if sp == "shared" and self.tags is not None:
+                self._check_race(pc, flat, width, lanes[sel], a)
             self._account(pc, sp, "load", lanes[sel], a, width)
             out_lanes.append(lanes[sel])
             out_vals.append(v)
@@ -633,6 +642,38 @@ class Machine:
                         lambda a: f"{esize * nelem}-byte load from shared 0x{a:x} reads bytes no thread of the "
                                   f"CTA has written", addresses=addr[idx], buffer=lambda a: self.shared_var_at(a))
 
+    def tag_writes(self, flat: np.ndarray, width: int, lanes: np.ndarray) -> None:
+        """Remember which warp wrote these shared bytes in the CTA's current barrier epoch."""
+        tag = (self.epoch[self.cta_local[lanes]] << np.uint16(8)) | (self.warp_in_cta[lanes] + 1).astype(np.uint16)
+        idx = flat[:, None] + np.arange(width)
+        self.tags[idx] = tag[:, None]
+
+    def _check_race(self, pc, flat, width, lanes, addr) -> None:
+        t = self.tags[flat[:, None] + np.arange(width)]
+        ep = (self.epoch[self.cta_local[lanes]] << np.uint16(8))[:, None]
+        mine = (self.warp_in_cta[lanes] + 1).astype(np.uint16)[:, None]
+        race = ((t & np.uint16(0xFF00)) == ep) & ((t & np.uint16(0xFF)) != mine) & (t != 0)
+        bad = race.any(axis=1)
+        if bad.any():
+            idx = np.flatnonzero(bad)
+            writer = (t[idx] & np.uint16(0xFF)).astype(np.int64) - 1
+            who = [int(writer[i][race[idx[i]]][0]) for i in range(min(len(idx), 8))]
+            k = iter(who + [-1] * len(idx))
+            self.report("shared_race", pc, lanes[idx],
+                        lambda a: f"{width}-byte load from shared 0x{a:x} reads bytes that warp {next(k)} of the CTA "
+                                  f"wrote with no barrier in between (missing bar.sync?)",
+                        addresses=addr[idx], buffer=lambda a: self.shared_var_at(a))
+
+    def barrier_epoch(self, ctas: np.ndarray) -> None:
+        """CTAs whose threads passed a barrier start a new race-check epoch (tags hold 8 bits)."""
+        e = self.epoch[ctas] + np.uint16(1)
+        wrap = e > 255
+        if wrap.any():
+            st = self.shared.stride
+            for c in ctas[wrap]:
+                self.tags[c * st:(c + 1) * st] = 0
+        self.epoch[ctas] = np.where(wrap, np.uint16(1), e)
+
     def store(self, pc: int, space: str, m, addr_fn, esize: int, values_fn) -> None:
         """Scatter per-lane values: ``values_fn(lanes)`` gives [n, nelem] unsigned values."""
         lanes = self.lanes_of(m)
@@ -647,6 +688,8 @@ class Machine:
             scatter(data, flat, v, esize)
             if written is not None:
                 mark_written(written, flat, esize, nelem)
+            if sp == "shared" and self.tags is not None:
+                self.tag_writes(flat, width, lanes if sel is None else lanes[sel])
             self._account(pc, sp, "store", lanes if sel is None else lanes[sel], a, width)
 
     def _account(self, pc: int, space: str, kind: str, lanes: np.ndarray, addr: np.ndarray, width: int) -> None:
@@ -701,6 +744,9 @@ class Machine:
         for arr in self.regs.values():
             arr.fill(0)
         self.shared.reset()
+        if self.tags is not None:
+            self.tags.fill(0)
+            self.epoch.fill(1)
         self.localmem.data.fill(0)
         self.commit_groups = 0
 

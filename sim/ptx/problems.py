@@ -43,7 +43,10 @@ class Problem:
             who = f" cta={self.cta}"
         if self.thread is not None:
             who += f" thread={self.thread}"
-        return f"{self.kind}: {self.kernel} {where}{who}: {self.message}"
+        text = f"{self.kind}: {self.kernel} {where}{who}: {self.message}"
+        if self.buffer:
+            text += f" [{self.buffer}]"
+        return text
 
 
 class ProblemLog:

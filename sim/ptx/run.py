@@ -63,8 +63,15 @@ def _dims3(v, what) -> tuple[int, int, int]:
 
 def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_bytes: int = 0, *, listeners=(),
                max_steps: int | None = None, memory_stats: bool = True, batch_threads: int = 16384,
-               check_uninitialized: bool = True) -> RunResult:
-    """Run kernel ``entry`` over ``grid`` x ``block`` threads; see the module docstring."""
+               check_uninitialized: bool = True, check_races: bool = True,
+               buffer_names=None) -> RunResult:
+    """Run kernel ``entry`` over ``grid`` x ``block`` threads; see the module docstring.
+
+    ``listeners`` receive :class:`sim.events.InstructionEvent` objects; ``memory_stats`` adds the
+    default shared-wavefront / global-sector listener; ``max_steps`` bounds the number of
+    instruction executions (a ``max_steps`` problem stops the launch); ``buffer_names`` names the
+    arguments in problem reports (default: the PTX parameter names).
+    """
     t0 = time.perf_counter()
     module = _load(module_or_path)
     fn = module.function(entry)
@@ -80,7 +87,8 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
     for i, (p, a) in enumerate(zip(fn.params, args)):
         if isinstance(a, np.ndarray) and not p.dims:
             buf_of_param[i] = len(allocations)
-            allocations.append((_param_label(p, i), np.ascontiguousarray(a), i))
+            label = buffer_names[i] if buffer_names is not None and i < len(buffer_names) else p.name
+            allocations.append((label, np.ascontiguousarray(a), i))
     globals_ = [v for v in module.variables if v.space == "global"]
     for v in globals_:
         size = v.size_bytes or 0
@@ -113,7 +121,7 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
         listeners.insert(0, mstats)
     M = Machine(module, fn, grid, block, bytes(params), offsets, gmem, global_symbols, dynamic_shared_bytes,
                 batch_threads=batch_threads, listeners=listeners, max_steps=max_steps,
-                check_uninitialized=check_uninitialized)
+                check_uninitialized=check_uninitialized, check_races=check_races)
     M.run()
 
     # copy buffers back in place
@@ -125,10 +133,6 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
     stats = _stats(M, mstats)
     stats["seconds"] = time.perf_counter() - t0
     return RunResult(fn.name, stats, list(M.problems.items))
-
-
-def _param_label(p: ir.Variable, i: int) -> str:
-    return p.name.rsplit("_param_", 1)[-1] if False else f"param_{i}"
 
 
 def _param_bytes(p: ir.Variable, a, i: int, gmem: GlobalMemory, buf_of_param) -> bytes:

@@ -282,6 +282,8 @@ def _cp_async(M, pc, ins, canon, ms, mods):
             scatter(data, flat, vals[k], e)
             if written is not None:
                 mark_written(written, flat, e, n)
+            if M.tags is not None:
+                M.tag_writes(flat, cp, lanes[k])
             M.bytes_store[sp] = M.bytes_store.get(sp, 0) + len(k) * cp
             if M.mem_listeners:
                 M.emit(pc, lanes[k], space=sp, kind="async_store", width=cp, addresses=a)

@@ -125,6 +125,8 @@ def _ldmatrix(M, pc, ins, canon, ms, mods):
             if M.shared.written is not None:
                 from ..memory import mark_written
                 mark_written(M.shared.written, flat, 8, 2)
+            if M.tags is not None:
+                M.tag_writes(flat, 16, ul)
         kind = "load" if load else "store"
         d = M.bytes_load if load else M.bytes_store
         d["shared"] = d.get("shared", 0) + len(ul) * 16
