@@ -32,6 +32,7 @@ from .events import Event
 from .machine import Machine
 
 PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
+_S = PIPE_INDEX["S"]
 # hazard-tracking granularity in bytes: fractal-sized for the cube buffers, one block for UB
 GRAINS = {"l1": 512, "l0a": 512, "l0b": 512, "l0c": 512, "ub": 32, "fb": 64}
 MAX_STEPS = 200_000_000
@@ -243,6 +244,8 @@ class Core:
     def race(self, pipe: str, idx: int, reads, writes) -> None:
         p = PIPE_INDEX[pipe]
         t = self.hz.tick(p)
+        vc = self.hz.vc
+        vc[p, _S] = vc[_S, _S]  # the scalar unit issues in order: what it did is done before any dispatch
         if not self.functional:
             return  # timing-only runs skip the race checker (sync itself is still checked)
         for verb, space, lo, hi, q, widx in self.hz.access(p, t, idx, reads, writes):
