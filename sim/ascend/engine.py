@@ -58,9 +58,13 @@ class Report:
     kernel: str
     stopped: bool
     notes: list[str] = field(default_factory=list)
+    other_cores: list[int] = field(default_factory=list)
 
     def render(self) -> str:
-        d = Diagnostic(self.message, self.span, severity="error", notes=self.notes)
+        notes = list(self.notes)
+        if self.other_cores:
+            notes.append(f"the same happens on {len(self.other_cores)} other core(s)")
+        d = Diagnostic(self.message, self.span, severity="error", notes=notes)
         return d.render(self.source_line)
 
 
@@ -287,6 +291,7 @@ class Launch:
         self.instrs = kernel.instructions
         self.labels = kernel.labels
         self.reports: list[Report] = []
+        self._seen: dict = {}
         self.scalars = {}
         for p in kernel.params:
             if p.space == "param":
@@ -305,10 +310,16 @@ class Launch:
         return self.module.source_line(line)
 
     def report(self, core: Core, idx: int, message: str, *, stopped: bool, notes=None) -> None:
+        key = (idx, message)
+        seen = self._seen.get(key)
+        if seen is not None:  # the same finding on another core: count it once
+            seen.other_cores.append(core.id)
+            return
         ins = self.instrs[idx]
-        self.reports.append(Report(f"kernel '{self.kernel.name}' core {core.id}: {message}", ins.span,
-                                   self.source_line(ins.span.line), core.id, self.kernel.name, stopped,
-                                   list(notes or [])))
+        r = Report(f"kernel '{self.kernel.name}' core {core.id}: {message}", ins.span,
+                   self.source_line(ins.span.line), core.id, self.kernel.name, stopped, list(notes or []))
+        self._seen[key] = r
+        self.reports.append(r)
 
     def run(self) -> LaunchResult:
         executed = 0
@@ -594,14 +605,17 @@ def _compile_sync(ins, idx, launch, gets):
         got = c.flags.pop(key, None)
         if got is None:
             last = c.consumed.get(key)
+            pending = [(k, v) for k, v in c.flags.items() if k[:2] == (src, dst)]
+            notes = [f"pending instead: set_flag(PIPE_{k[0]}, PIPE_{k[1]}, EVENT_ID{k[2]}) at line "
+                     f"{launch.instrs[v[2]].span.line}: {(launch.source_line(launch.instrs[v[2]].span.line) or '').strip()}"
+                     for k, v in pending]
             if last is None:
                 note = f"no set_flag{text}{ev_id}) was issued before it"
-                notes = []
             else:
                 w = launch.instrs[last]
                 note = (f"the last set_flag{text}{ev_id}) was already consumed by the wait_flag at line "
                         f"{w.span.line}")
-                notes = [f"line {w.span.line}: {launch.source_line(w.span.line) or ''}".rstrip()]
+                notes.append(f"line {w.span.line}: {launch.source_line(w.span.line) or ''}".rstrip())
             raise UndefinedBehaviour(f"deadlock: wait_flag{text}{ev_id}) can never be satisfied: {note}; "
                                      f"PIPE_{dst} would wait forever", notes)
         set_eid, snap, set_idx = got
