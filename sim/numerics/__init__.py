@@ -29,8 +29,20 @@ A PTX line and its call::
     cvt.rn.satfinite.f16.f32 %rs1, %f1;
     bits = encode(decode(f1_bits, 'f32'), 'f16', 'rn', saturate=True)
 
-Quantisation, calibration, overflow strategies and precision modes live in :mod:`.quant`,
-:mod:`.calibrate`, :mod:`.overflow`, :mod:`.report` and :mod:`.precision`.
+Quantisation (:mod:`.quant`, :mod:`.calibrate`, :mod:`.report`)
+    ``QuantParams.make(qtype, scale, zero_point=0, axis=None)``, ``quantize``, ``dequantize``,
+    ``fake_quantize``, ``quantized_gemm(a, b, pa, pb) -> QGemmResult``; ``calibrate(data, qtype,
+    method)`` with methods ``minmax percentile mse kl``, ``Calibrator``, ``params_from_range``;
+    ``error_report(ref, approx) -> ErrorReport``.
+
+Overflow (:mod:`.overflow`)
+    ``gemm_with_overflow(a, b, fmt, strategy)`` with ``clip scale promote skip`` ->
+    ``(C, OverflowReport)``; ``lowp_gemm``.
+
+Precision modes (:mod:`.precision`)
+    ``PrecisionPolicy(mode, mixlist).select(op_type, supported, origin) -> Selection``;
+    ``MixList`` (``from_ops_info``, ``modified``); ``ArithmeticFact``, ``Violation``,
+    ``check_kernel(mode, facts, origin_dtype=None)``.  See ``docs/numerics.md``.
 """
 
 from .arith import add, cvt_float, div, fma, mul, sqrt, sub
@@ -39,6 +51,12 @@ from .codec import (PTX_CANONICAL_NAN, decode, encode, ordinal, pack_int4, ulp, 
 from .formats import (ALIASES, FORMATS, FloatFormat, IntFormat, describe, float_format,
                       get_format, int_format)
 from .hif8 import HIF8_VALUES, hif8_decode
+from .calibrate import Calibrator, calibrate, params_from_range
+from .overflow import OverflowReport, gemm_with_overflow, lowp_gemm
+from .precision import (ArithmeticFact, MixList, PrecisionPolicy, Selection, Violation,
+                        check_kernel)
+from .quant import QGemmResult, QuantParams, dequantize, fake_quantize, quantize, quantized_gemm
+from .report import ErrorReport, error_report
 from .rounding import (MODES, float_to_int, int_to_float, normalize_mode, round_float,
                        round_fraction, round_integral, sat01, saturate_int, wrap_int)
 
@@ -49,4 +67,8 @@ __all__ = [
     "ordinal", "pack_int4", "round_float", "round_fraction", "round_integral", "sat01",
     "saturate_int", "sqrt", "sub", "ulp", "ulp_distance", "unpack_int4", "values_to_bits",
     "wrap_int",
+    "Calibrator", "calibrate", "params_from_range", "OverflowReport", "gemm_with_overflow",
+    "lowp_gemm", "ArithmeticFact", "MixList", "PrecisionPolicy", "Selection", "Violation",
+    "check_kernel", "QGemmResult", "QuantParams", "dequantize", "fake_quantize", "quantize",
+    "quantized_gemm", "ErrorReport", "error_report",
 ]

@@ -15,7 +15,7 @@ bits of precision (f32, tf32, f16, bf16, fp8, hif8) products are exact in float6
 quotients and roots are made exact-to-odd with error-free transformations (:mod:`.eft`) and
 then rounded once by :func:`round_float`, so there is no double rounding.  f64 results use the
 float64 RN result plus its exact error sign (add, mul, div, sqrt) or, for ``fma.f64``, exact
-rational arithmetic per element (slow: about 10 us per element).
+rational arithmetic per element (slow: about 60 us per element, see bench/numerics.py).
 """
 
 from __future__ import annotations
