@@ -18,9 +18,17 @@ is the one place that decides it, for ``mma``, ``wmma`` and ``wgmma`` alike::
 With this model the f32 results of ``mma_bf16_m16n8k16_gemm`` (3072 elements, 6 chained k16
 ``mma``), ``wmma_gemm_f16_f32`` (3840 elements) and ``wgmma_f16_m64n64k16_gemm`` (24576 elements)
 in ``corpus/h200/io_sm90`` are reproduced bit for bit (a float32 sum in k order matches only
-41 %, 18 % of them).  The fp8 (e4m3/e5m2, k32) model uses a narrower alignment, fitted to
-``tt_matmul_fp8`` (see :data:`ALIGN_BITS`).  An f16 destination is the float32 result rounded to
-nearest even (not verified on hardware).  A NaN or infinite term gives the IEEE float32 sum.
+41 %, 18 % of them).  A probe on the H200 (``tests/sim/ptx/tensor/h200_probe``; 127 wgmma and 90
+mma.sync launches on random data) confirmed it bit for bit for wgmma f16 (incl. subnormal inputs,
+``imm-scale-a = -1``) and bf16, mma.sync f16/bf16/tf32 -> f32 and f16 -> f16.  An f16
+destination is the float32 result rounded to nearest even: 99.98 % bit-exact for wgmma
+``.f16.f16.f16`` (the rest one f16 ulp), 100 % for mma.sync.
+
+**fp8 is approximate.**  wgmma e4m3/e5m2 (k32) use the same scheme with ``P = 14`` (H200 FP8
+accumulation keeps about 14 bits): 72 % (e4m3) and 75 % (e5m2) of the probe's elements are
+bit-exact, the others differ by 1-3 units of ``2**(emax-13)``.  mma.sync m16n8k32 e4m3 uses
+``P = 26`` (:data:`MMA_FP8_ALIGN_BITS`): 75 % bit-exact.  The exact fp8 datapath is not found yet.
+A NaN or infinite term gives the IEEE float32 sum.
 
 **Integer.** Exact sum in int64, then wrapped to 32 bits, or clamped to the s32 range with
 ``.satfinite`` (both verified on H200, facts/ptx.md 10.2).
@@ -32,6 +40,9 @@ import numpy as np
 
 #: alignment width P (bits kept below and including the leading bit of the largest term)
 ALIGN_BITS: dict[str, int] = {"f16": 26, "bf16": 26, "tf32": 26, "e4m3": 14, "e5m2": 14}
+
+#: ``mma.sync.m16n8k32`` with e4m3/e5m2 on sm_90 matches the H200 better with the 16-bit width
+MMA_FP8_ALIGN_BITS = 26
 
 #: minimum normal exponent of each input format (the exponent a subnormal is counted at)
 MIN_EXP: dict[str, int] = {"f16": -14, "bf16": -126, "tf32": -126, "f32": -126, "e4m3": -6, "e5m2": -14}
@@ -51,13 +62,14 @@ def _round_toward_zero_f32(s: np.ndarray) -> np.ndarray:
 
 
 def float_accumulate(a: np.ndarray, b: np.ndarray, c: np.ndarray, a_type: str = "f16",
-                     b_type: str | None = None, c_type: str = "f32") -> np.ndarray:
+                     b_type: str | None = None, c_type: str = "f32", align_bits: int | None = None) -> np.ndarray:
     """a [W, M, K], b [W, K, N], c [W, M, N] as float64 values -> d [W, M, N] as float32.
 
     The whole K of ``a``/``b`` is one instruction (one fused sum); chain calls for longer K.
+    ``align_bits`` overrides :data:`ALIGN_BITS` (``mma.sync`` fp8 uses :data:`MMA_FP8_ALIGN_BITS`).
     """
     b_type = b_type or a_type
-    p = min(ALIGN_BITS[a_type], ALIGN_BITS[b_type])
+    p = align_bits or min(ALIGN_BITS[a_type], ALIGN_BITS[b_type])
     ea = _exponent(a, MIN_EXP[a_type])                       # [W, M, K]
     eb = _exponent(b, MIN_EXP[b_type])                       # [W, K, N]
     ep = ea[:, :, None, :] + eb.transpose(0, 2, 1)[:, None, :, :]          # [W, M, N, K]

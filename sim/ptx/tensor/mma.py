@@ -16,7 +16,7 @@ import numpy as np
 
 from isa.errors import SimulationError
 
-from .accumulate import float_accumulate, int_accumulate
+from .accumulate import MMA_FP8_ALIGN_BITS, float_accumulate, int_accumulate
 from .elements import decode, element_type, encode
 from .fragments import fragment_to_matrix, matrix_to_fragment, mma_fragment_map
 
@@ -58,5 +58,6 @@ def mma_sync(shape: str, a_type: str, b_type: str, c_type: str, d_type: str,
     if element_type(d_type).integer:
         d = int_accumulate(a, b, c, satfinite)
     else:
-        d = float_accumulate(a, b, c, a_type, b_type, c_type)
+        fp8 = a_type in ("e4m3", "e5m2")
+        d = float_accumulate(a, b, c, a_type, b_type, c_type, MMA_FP8_ALIGN_BITS if fp8 else None)
     return matrix_to_fragment(encode(d, d_type), dmap)

@@ -175,3 +175,37 @@ def test_wgmma_rejects_bad_forms():
         wgmma_mma_async("m64n64k32", "s32", "s8", "s8", D, z, z, smem, 1, trans_b=1)
     with pytest.raises(SimulationError, match="4\\*G"):
         wgmma_mma_async("m64n64k16", "f32", "f16", "f16", D[:3], z[:3], z[:3], smem, 1)
+
+
+_PROBE_FORMS = {0: ("m64n64k16", "f32", "f16", 0, 0), 1: ("m64n64k16", "f32", "f16", 0, 1),
+                2: ("m64n64k16", "f32", "f16", 1, 0), 4: ("m64n64k32", "f32", "e4m3", 0, 0),
+                5: ("m64n64k16", "f16", "f16", 0, 0)}
+
+
+def _probe_case(i):
+    from pathlib import Path
+    d = np.load(Path(__file__).parent / "h200_wgmma_probe.npz")
+    shape, dt, t, ta, tb = _PROBE_FORMS[int(d["variant"][i])]
+    regs = 16 if dt == "f16" else 32
+    D = wgmma_mma_async(shape, dt, t, t, d["d_in"][i][..., :regs], np.full(4, d["desc_a"][i], np.uint64),
+                        np.full(4, d["desc_b"][i], np.uint64), d["image"][i], int(d["scale_d"][i]),
+                        trans_a=ta, trans_b=tb)
+    return D, d["d_out"][i][..., :regs], Descriptor.decode(int(d["desc_a"][i])), Descriptor.decode(int(d["desc_b"][i]))
+
+
+@pytest.mark.parametrize("i", range(6))
+def test_swizzled_and_transposed_layouts_bit_exact_with_h200_probe(i):
+    """wgmma f16 on random shared memory: A/B descriptors in every swizzle mode, K- and MN-major."""
+    D, got, da, db = _probe_case(i)
+    assert {da.swizzle, db.swizzle} <= {0, 32, 64, 128}
+    assert D.tolist() == got.tolist()
+
+
+def test_f16_accumulator_and_e4m3_fractions_against_h200_probe():
+    D, got, _, _ = _probe_case(6)
+    assert (D == got).mean() >= 0.998                 # f16 destination: RNE of the fused result
+    D, got, _, _ = _probe_case(7)
+    frac = (D == got).mean()
+    assert 0.65 <= frac < 1.0                          # e4m3: approximate model (documented)
+    err = np.abs(D.view(np.float32).astype(np.float64) - got.view(np.float32))
+    assert err.max() <= 4 * 2.0**-13 * np.abs(got.view(np.float32)).max()
