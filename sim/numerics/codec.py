@@ -17,7 +17,7 @@ import numpy as np
 
 from isa.errors import InputError
 
-from .formats import FloatFormat, IntFormat, get_format
+from .formats import IntFormat, get_format
 from .hif8 import HIF8_VALUES, NAN_CODE, NEG_INF_CODE, POS_CODES, POS_INF_CODE, POS_VALUES
 from .rounding import float_to_int, round_float
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from isa.errors import InputError
 
-from .formats import FloatFormat, IntFormat, float_format, int_format
+from .formats import FloatFormat, float_format, int_format
 from .hif8 import BEYOND_MAX, POS_CODES, POS_VALUES
 
 MODES = ("rn", "rna", "rz", "rm", "rp", "rs")
