@@ -198,7 +198,7 @@ def test_out_of_bounds_launch_is_exit_1(files, capsys):
 def test_corpus_entry_by_manifest_name(capsys):
     corpus_or_skip()
     _engine_or_skip()
-    assert main(["run", str(CORPUS / "ptx" / "dequantize.sm_90.ptx"), "--launch",
+    assert main(["run", str(CORPUS / "ptx" / "quantize.sm_90.ptx"), "--launch",
                  f"{CORPUS / 'manifest.json'}#dequantize_s8", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["kernel"] == "dequantize_s8" and d["check"]["passed"] and d["check"]["outputs"][0]["max_abs"] == 0.0

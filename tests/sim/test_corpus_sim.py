@@ -41,8 +41,31 @@ BIT_EXACT = {
     "convert_f32_to_f16_bf16",                             # cvt with explicit rounding modes
     "reduce_sum_pass1", "reduce_sum_pass2",                # add.f32 tree in a fixed order
 }
-#: other kernels: the least fraction of bit-exact elements, and why it is not 1
-BIT_EXACT_FLOOR: dict[str, tuple[float, str]] = {}
+#: tensor-core kernels: mma/wmma/wgmma leave the accumulation order open, but sim.ptx.tensor
+#: models the H200's (fused, truncating) accumulation, so these must match bit for bit too
+BIT_EXACT_MODELLED = {
+    "wmma_gemm_f16_f32", "hgemm_cp_async_double_buffer", "wgmma_f16_m64n64k16_gemm",
+    "mma_bf16_m16n8k16_gemm", "tt_matmul_fp16",
+}
+#: the rest: how far from the H200 they may be, measured as
+#: 'ulp' = max elementwise ULP distance in the output format, or
+#: 'scaled' = max |sim - gpu| in ULPs of the output format at max |gpu| (for outputs with
+#: cancellation, where elementwise ULPs of near-zero values say nothing)
+NEAR: dict[str, tuple[str, int, str]] = {
+    "softmax_rows_block": ("ulp", 4, "expf through ex2.approx.ftz.f32 (ISA: 2 ulp), then a row sum "
+                                     "and div.rn; the MUFU result is not specified bit for bit"),
+    "softmax_rows_warp": ("ulp", 4, "__expf = ex2.approx, __fdividef = div.approx"),
+    "tt_softmax": ("ulp", 4, "Triton's exp = ex2.approx.f32 and div.full.f32 (2 ulp)"),
+    "layernorm_rows_f32": ("scaled", 2, "rsqrt.approx.f32 (MUFU.RSQ) differs from the correctly "
+                                        "rounded value by 1 ulp for 4 of 32 rows; y = (x-mean)*rstd*g+b"),
+    "layernorm_rows_f16": ("ulp", 1, "the same rsqrt.approx, hidden by the f16 rounding of y"),
+    "reduce_sum_atomic": ("scaled", 2, "atomicAdd order on the GPU is not deterministic; the "
+                                       "simulator applies the CTAs' adds in CTA order"),
+    "tt_sum_reduce": ("scaled", 2, "atom.add order across programs, as above"),
+    "tt_matmul_fp8": ("scaled", 512, "e4m3 wgmma accumulation: the H200 keeps fewer mantissa bits "
+                                     "than fp32 inside the fp8 tensor-core accumulator; the simulator "
+                                     "does not model that yet (18 % of C differs)"),
+}
 
 
 @lru_cache(maxsize=None)
@@ -124,16 +147,30 @@ def _bit_exact_fractions(name):
 @pytest.mark.parametrize("name", SM90)
 def test_bit_exact_with_the_h200(name):
     corpus_or_skip()
+    from sim.check import ulp_distance
     npz = CORPUS / "h200" / "io_sm90" / f"{name}.sm_90.npz"
     if not npz.exists():
         pytest.skip(f"no H200 outputs for {name}")
     fractions = _bit_exact_fractions(name)
     print(f"{name}: bit-exact " + ", ".join(f"{k} {100 * v:.2f}%" for k, v in fractions.items()))
-    if name in BIT_EXACT:
+    if name in BIT_EXACT or name in BIT_EXACT_MODELLED:
         assert all(v == 1.0 for v in fractions.values()), fractions
-    else:
-        floor, why = BIT_EXACT_FLOOR.get(name, (0.0, "no floor"))
-        assert all(v >= floor for v in fractions.values()), (fractions, why)
+        return
+    assert name in NEAR, f"{name}: classify it as BIT_EXACT or give it a NEAR bound ({fractions})"
+    kind, bound, why = NEAR[name]
+    ex, _ = run_case(name, "sm_90")
+    dtypes = {a.name: a.dtype for a in ex.spec.buffers}
+    with np.load(npz) as z:
+        for out, sim in ex.outputs.items():
+            gpu = z[f"got_{out}"].reshape(sim.shape)
+            if kind == "ulp":
+                dist = int(ulp_distance(sim, gpu, dtypes[out]).max())
+            else:
+                g = gpu.astype(np.float64)
+                unit = float(np.spacing(np.asarray(np.abs(g).max(), dtype=sim.dtype)))
+                dist = float(np.abs(sim.astype(np.float64) - g).max() / unit)
+            print(f"  {out}: {kind} distance {dist} (bound {bound}: {why})")
+            assert dist <= bound, (out, dist, why)
 
 
 def _ncu(name):
@@ -146,21 +183,54 @@ def _ncu(name):
     return None
 
 
-#: kernels whose simulated wavefronts are not Nsight Compute's, and why (docs/simulator.md)
-WAVEFRONTS_DIFFER: dict[str, str] = {}
+def _ncu_sass(name):
+    data = json.loads((CORPUS / "h200" / "ncu_metrics.json").read_text())
+    for launch in data["launches"]:
+        if launch["entry"] == name and launch["which"] == "launch":
+            m = launch["metrics"]
+            return m["smsp__sass_inst_executed_op_shared_ld.sum"], m["smsp__sass_inst_executed_op_shared_st.sum"]
+    return None
+
+
+#: kernels where ptxas merged four ld.shared.f32 of consecutive words (As[row][k..k+3]) into one
+#: LDS.128, so Nsight Compute counts other wavefronts than the PTX accesses cost (docs/simulator.md).
+#: value: (address of lane l in the merged LDS.128, why)
+WAVEFRONTS_DIFFER: dict[str, tuple[object, str]] = {
+    "sgemm_smem_tiled32": (lambda lane: 0 * lane, "As[ty][k]: warp-uniform (broadcast) row"),
+    "sgemm_regblock1d": (lambda lane: 0 * lane, "As[(trow*8+i)*8+k]: warp-uniform row"),
+    "sgemm_smem_conflict": (lambda lane: 128 * lane, "As[lane][k]: 32 rows of 128 bytes"),
+}
 
 
 @pytest.mark.parametrize("name", SM90)
 def test_shared_wavefronts_match_nsight_compute(name):
     corpus_or_skip()
+    from sim.memory.banks import shared_wavefronts
     ncu = _ncu(name)
     if ncu is None:
         pytest.skip(f"no Nsight Compute launch metrics for {name}")
     ex, _ = run_case(name, "sm_90")
-    sim = (ex.stats["shared_load_wavefronts"], ex.stats["shared_store_wavefronts"])
-    print(f"{name}: wavefronts ld/st sim {sim[0]}/{sim[1]} ncu {ncu[0]}/{ncu[1]}")
-    close = all(abs(s - n) <= 0.02 * n for s, n in zip(sim, ncu))
-    if name in WAVEFRONTS_DIFFER:
-        assert not close, f"{name} now matches ncu; drop it from WAVEFRONTS_DIFFER"
-    else:
-        assert close, f"sim ld/st {sim} vs ncu {ncu}"
+    st = ex.stats
+    sim = (st["shared_load_wavefronts"], st["shared_store_wavefronts"])
+    req = (st["shared_load_requests"], st["shared_store_requests"])
+    sass = _ncu_sass(name)
+    print(f"{name}: wavefronts ld/st sim {sim[0]}/{sim[1]} ncu {ncu[0]}/{ncu[1]}; "
+          f"requests sim {req[0]}/{req[1]} SASS {sass[0]}/{sass[1]}")
+    # stores: ptxas never merged or split them in this corpus
+    assert abs(sim[1] - ncu[1]) <= 0.02 * ncu[1] and req[1] == sass[1]
+    if name not in WAVEFRONTS_DIFFER:
+        assert abs(sim[0] - ncu[0]) <= 0.02 * ncu[0], f"sim ld {sim[0]} vs ncu {ncu[0]}"
+        if "ldmatrix" not in (CORPUS / ENTRIES[name]["ptx"]["sm_90"]).read_text():
+            assert req[0] == sass[0]      # LDSM is not in the SASS op_shared_ld counter
+        return
+    # merged kernels: 3 of every 4 scalar A-tile loads disappeared into an LDS.128; recompute the
+    # loads' wavefronts with the merged access and the H200 model, and get ncu's count exactly
+    addr, _why = WAVEFRONTS_DIFFER[name]
+    lanes = np.arange(32)
+    merged_away = req[0] - sass[0]
+    assert merged_away > 0 and merged_away % 3 == 0
+    a_loads = merged_away // 3 * 4
+    per_scalar = shared_wavefronts(addr(lanes) + 4 * 0, 4, True)
+    per_vector = shared_wavefronts(addr(lanes), 16, True)
+    predicted = sim[0] - a_loads * per_scalar + a_loads // 4 * per_vector
+    assert predicted == ncu[0], (predicted, ncu[0])
