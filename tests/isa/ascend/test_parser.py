@@ -102,7 +102,7 @@ def test_semantics_table():
     mad.f16 l0c[0], l0a[0], l0b[0], 128, 64, 256, 0, 0, 0, 1
     mad.s8 l0c[0], l0a[0], l0b[0], 16, 32, 16, 0, 0, 0, 0
     copy_gm_to_cbuf_multi_nd2nz_b16 l1[0], gm[%a], 0, 1, 128, 64, 0, 1024, 128, 1, 0
-    load_cbuf_to_ca l0a[0], l1[0], 0, 8, 1, 3, 0, 0, 0
+    load_cbuf_to_ca.f16 l0a[0], l1[0], 0, 8, 1, 3, 0, 0, 0
     copy_matrix_cc_to_gm.f32 gm[%a], l0c[0], 0, 256, 128, 1024, 128, 0, F322F16, 0, 0, 1
     vadd.f32 ub[0], ub[256], ub[512], 2, 1, 1, 1, 8, 8, 8
     set_flag PIPE_M, PIPE_FIX, EVENT_ID0

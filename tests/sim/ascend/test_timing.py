@@ -1,0 +1,126 @@
+"""Pipe timeline: ping-pong overlap, flags, GM sharing, Chrome trace, and the CLI's JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+import pytest
+
+import isa
+from isa.generate.gemm import GemmConfig, gemm_kernel
+from sim.ascend.cli import add_arguments, run_ascend
+from sim.ascend.machine import load_machine
+from sim.ascend.run import run_module
+
+M = load_machine("davinci-a2")
+
+
+@pytest.fixture(scope="module")
+def gemm1024():
+    out = {}
+    for stages in (1, 2):
+        module = isa.loads(gemm_kernel(GemmConfig(m=1024, n=1024, k=1024, stages=stages)), "g.asm")
+        out[stages] = run_module(module, M, cores=1, functional=False).timing
+    return out
+
+
+def test_double_buffering_keeps_cube_busy(gemm1024):
+    t1, t2 = gemm1024[1], gemm1024[2]
+    assert t2.utilization["M"] >= 0.85
+    assert t1.cycles / t2.cycles >= 1.5
+    # the cube does the same work either way: 1024^3 / 16^3 fractals + a 6-cycle head per mad
+    mads = (1024 // 128) * (1024 // 256) * (1024 // 64)
+    assert t1.busy["M"] == pytest.approx(64 ** 3 + 6 * mads)
+    assert t2.busy["M"] == pytest.approx(64 ** 3 + 6 * mads)
+
+
+def test_stage1_serialises_the_pipes(gemm1024):
+    t1 = gemm1024[1]
+    # with one buffer MTE2, MTE1 and the cube take turns: their busy times add up to most of the kernel
+    assert (t1.busy["MTE2"] + t1.busy["MTE1"] + t1.busy["M"]) / t1.cycles > 0.9
+    assert t1.flag_waits["MTE1->MTE2 EVENT_ID0"]["wait_cycles"] > 0
+
+
+def test_many_cores_share_gm_bandwidth():
+    text = gemm_kernel(GemmConfig(m=2048, n=2048, k=512, stages=2))
+    one = run_module(isa.loads(text, "g.asm"), M, cores=1, functional=False).timing
+    many = run_module(isa.loads(text, "g.asm"), M, cores=24, functional=False).timing
+    assert many.cycles < one.cycles / 10           # 24 cores do the 128 blocks much faster ...
+    assert many.gm_bytes_per_cycle < M.mover_bw["gm->l1"] or many.cycles > one.cycles / 24  # ... not 24x
+
+
+def test_wait_blocks_until_set_and_is_reported():
+    text = """.kernel w .vector (.gm .f16 %x[16384])
+{
+    copy_gm_to_ubuf ub[0], gm[%x], 0, 1, 1024, 0, 0
+    set_flag PIPE_MTE2, PIPE_V, EVENT_ID3
+    wait_flag PIPE_MTE2, PIPE_V, EVENT_ID3
+    vmuls.f16 ub[0], ub[0], 2.0, 1, 1, 1, 8, 8
+}
+"""
+    res = run_module(isa.loads(text, "w.asm"), M, cores=1, trace=True)
+    t = res.timing
+    copy = next(s for s in t.slices if s.pipe == "MTE2" and s.kind == "op")
+    vm = next(s for s in t.slices if s.pipe == "V" and s.kind == "op")
+    assert copy.end - copy.start == pytest.approx(M.mover_head + 32768 / M.mover_bw["gm->ub"])
+    assert vm.start >= copy.end + M.flag_latency
+    assert t.flag_waits["MTE2->V EVENT_ID3"]["waits"] == 1
+    assert t.flag_waits["MTE2->V EVENT_ID3"]["wait_cycles"] > 300
+
+
+def test_pipe_barrier_all_drains_every_pipe():
+    text = """.kernel b .vector (.gm .f16 %x[16384])
+{
+    copy_gm_to_ubuf ub[0], gm[%x], 0, 1, 1024, 0, 0
+    pipe_barrier PIPE_ALL
+    vmuls.f16 ub[65536], ub[65536], 2.0, 1, 1, 1, 8, 8
+}
+"""
+    t = run_module(isa.loads(text, "b.asm"), M, cores=1, trace=True).timing
+    copy = next(s for s in t.slices if s.pipe == "MTE2")
+    vm = next(s for s in t.slices if s.pipe == "V")
+    assert vm.start >= copy.end
+
+
+def _cli(argv):
+    p = argparse.ArgumentParser()
+    p.add_argument("file")
+    add_arguments(p)
+    return run_ascend(p.parse_args(argv))
+
+
+def test_cli_json_check_trace(tmp_path, capsys):
+    src = tmp_path / "g.asm"
+    src.write_text(gemm_kernel(GemmConfig(dtype="bf16", m=96, n=80, k=100, l1_tile=(64, 64, 64),
+                                          l0_tile=(64, 64, 32))))
+    trace = tmp_path / "t.json"
+    out = tmp_path / "o.npz"
+    rc = _cli([str(src), "--check", "--json", "--trace", str(trace), "--out", str(out), "--cores", "2"])
+    assert rc == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["cores"] == 2 and data["cycles"] > 0 and data["seconds"] == pytest.approx(data["cycles"] / 1.8e9)
+    assert set(data["pipes"]) == {"S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX"}
+    assert 0 < data["pipes"]["M"]["utilization"] < 1 and data["pipes"]["M"]["busy_cycles"] > 0
+    assert data["check"]["passed"] is True and data["check"]["max_abs_err"] >= 0
+    assert "max_rel_err" in data["check"]
+    assert np.load(out)["c"].shape == (96 * 80,)
+    tr = json.loads(trace.read_text())["traceEvents"]
+    lanes = {(e["pid"], e["args"]["name"]) for e in tr if e.get("name") == "thread_name"}
+    assert {(0, "CUBE"), (0, "MTE2"), (1, "FIXP"), (1, "SCALAR")} <= lanes
+    starts = [e for e in tr if e["ph"] == "s"]
+    ends = [e for e in tr if e["ph"] == "f"]
+    assert len(starts) == len(ends) > 10
+    assert {e["id"] for e in starts} == {e["id"] for e in ends}
+    slices = [e for e in tr if e["ph"] == "X"]
+    assert any(e["name"] == "mad" and e["tid"] == 2 for e in slices)
+
+
+def test_cli_gemm_reports_fraction_of_peak(tmp_path, capsys):
+    src = tmp_path / "g.asm"
+    src.write_text(gemm_kernel(GemmConfig(m=512, n=512, k=512)))
+    assert _cli([str(src), "--json"]) == 0
+    g = json.loads(capsys.readouterr().out)["gemm"]
+    assert g["peak_tflops"] == pytest.approx(353.89, rel=1e-3)
+    assert 0 < g["fraction_of_peak"] < 1
