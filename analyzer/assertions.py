@@ -64,6 +64,7 @@ class KernelCheck:
         return self.report.count(name)
 
     def _fail(self, expectation: str, found: str, candidates: list[int], what: str = "closest candidates"):
+        __tracebackhide__ = True
         lines = [f"kernel '{self.name}' ({self.report.path}): expected {expectation}, found {found}"]
         if candidates:
             lines.append(f"  {what}:")
@@ -71,6 +72,7 @@ class KernelCheck:
         raise KernelAssertionError("\n".join(lines))
 
     def _expect(self, name: str, op: str, n: int) -> "KernelCheck":
+        __tracebackhide__ = True
         outcome = self.report.check([Expectation(name, op, n, f"{name}{op}{n}")])[0]
         if not outcome.holds:
             shown = outcome.nearest if not outcome.matches else outcome.matches
@@ -83,6 +85,7 @@ class KernelCheck:
     def uses(self, name: str, *, at_least: int | None = None, at_most: int | None = None,
              exactly: int | None = None) -> "KernelCheck":
         """``name`` (class or opcode pattern) occurs at least / at most / exactly N times (static)."""
+        __tracebackhide__ = True
         if exactly is not None:
             return self._expect(name, "==", exactly)
         if at_least is None and at_most is None:
@@ -94,12 +97,14 @@ class KernelCheck:
         return self
 
     def never_uses(self, name: str) -> "KernelCheck":
+        __tracebackhide__ = True
         return self._expect(name, "==", 0)
 
     def sequence(self, *steps: str) -> "KernelCheck":
         """Instructions in program order, FileCheck style: a plain step is found after the previous
         match with any gap (CHECK), ``NEXT: x`` must be the very next instruction (CHECK-NEXT), and
         ``NOT: x`` must not occur between the surrounding matches (CHECK-NOT)."""
+        __tracebackhide__ = True
         ins = self.report.instructions
         pos = -1
         pending_not: list[str] = []
@@ -146,6 +151,7 @@ class KernelCheck:
 
     def in_innermost_loop(self, name: str) -> "KernelCheck":
         """Some instruction matching ``name`` sits in a loop of the kernel's greatest nesting depth."""
+        __tracebackhide__ = True
         hits = self.report.matching(name)
         depth = self.report.cfg.max_depth
         inner = [k for k in hits if depth > 0 and self.report.loop_depth(k) == depth]
@@ -157,6 +163,7 @@ class KernelCheck:
         return self
 
     def intensity_at_least(self, x: float) -> "KernelCheck":
+        __tracebackhide__ = True
         dyn = self.report.dynamic()
         v = dyn["intensity"]["value"]
         if v is None or v < x:
@@ -168,6 +175,7 @@ class KernelCheck:
         return self
 
     def no_spills(self) -> "KernelCheck":
+        __tracebackhide__ = True
         hits = self.report.matching("SPILL")
         if hits:
             self._fail("no local-memory spills", f"{len(hits)} local-memory instructions", hits,

@@ -25,15 +25,16 @@ _NO_DEST = frozenset({"bra", "brx", "ret", "exit", "trap", "call", "st", "red", 
 
 def dest_registers(ins: Instruction) -> list[str]:
     """Names of the registers an instruction writes (``setp p|q`` writes both)."""
-    if ins.opcode in _NO_DEST or not ins.operands:
+    ops = ins.operands
+    if not ops or ins.opcode in _NO_DEST:
         return []
-    if ins.opcode in ("bar", "barrier") and "red" not in ins.modifiers:
+    first = ops[0]
+    if type(first) is Register:           # the common case: one destination register
+        if first.component is not None or not _writes(ins):
+            return []
+        return [first.name]
+    if not isinstance(first, (Vector, Pair)) or not _writes(ins):
         return []
-    if ins.opcode == "wmma" and ins.modifiers[:1] == ("store",):
-        return []
-    if ins.opcode == "mbarrier" and ins.modifiers[:1] in (("init",), ("inval",), ("expect_tx",), ("complete_tx",)):
-        return []
-    first = ins.operands[0]
     out: list[str] = []
 
     def add(op) -> None:
@@ -48,6 +49,17 @@ def dest_registers(ins: Instruction) -> list[str]:
 
     add(first)
     return out
+
+
+def _writes(ins: Instruction) -> bool:
+    op = ins.opcode
+    if op in ("bar", "barrier"):
+        return "red" in ins.modifiers
+    if op == "wmma":
+        return ins.modifiers[:1] != ("store",)
+    if op == "mbarrier":
+        return ins.modifiers[:1] not in (("init",), ("inval",), ("expect_tx",), ("complete_tx",))
+    return True
 
 
 _MASKS = {8: 0xFF, 16: 0xFFFF, 32: 0xFFFFFFFF, 64: 0xFFFFFFFFFFFFFFFF}
@@ -106,7 +118,10 @@ class Dataflow:
     def __post_init__(self) -> None:
         fn = self.cfg.fn
         self.ins = fn.instructions
-        self.dests: list[list[str]] = [[fn.register_key(r, i.scope) for r in dest_registers(i)] for i in self.ins]
+        scoped = len(fn.scope_parents) > 0
+        self.dests: list[list[str]] = [
+            [fn.register_key(r, i.scope) for r in d] if scoped and i.scope else d
+            for i, d in ((i, dest_registers(i)) for i in self.ins)]
         self.missing: set[str] = set()
         self._memo: dict[int, object] = {}
         self._solve()

@@ -165,13 +165,13 @@ class Estimator:
             v0, step, name = res
             bound = self._invariant(loop, k, bound_op)
             btext = _text(bound_op)
+            missing = sorted(self._missing_for(loop, k, (iv_op, bound_op)))
+            need = f": it depends on parameter(s) {', '.join(missing)}: give --param" if missing else ""
             if bound is None:
-                missing = sorted(self.flow.missing)
-                why = (f"bound {btext} depends on parameter(s) {', '.join(missing)}: give --param" if missing
-                       else f"bound {btext} is not a constant")
-                return LoopInfo(trips=None, exact=False, reason=why, induction=name, bound=btext, **base)
+                return LoopInfo(trips=None, exact=False, reason=f"bound {btext} is not a constant{need}",
+                                induction=name, bound=btext, **base)
             if v0 is None:
-                return LoopInfo(trips=None, exact=False, reason=f"initial value of {name} is not a constant",
+                return LoopInfo(trips=None, exact=False, reason=f"initial value of {name} is not a constant{need}",
                                 induction=name, bound=btext, **base)
             n = first_failure(v0, step, bound, c, stay_when_true)
             if n is None:
@@ -183,6 +183,26 @@ class Estimator:
                             induction=name, bound=btext if btext == str(bound) else f"{btext} = {bound}", **base)
         return LoopInfo(trips=None, exact=False, reason=f"no induction variable in the exit test (line {setp.span.line})",
                         **base)
+
+    def _missing_for(self, loop: Loop, at: int, ops) -> set[str]:
+        """Parameters without a value that the operands of a loop test depend on."""
+        saved = set(self.flow.missing)
+        self.flow.missing.clear()
+        self.flow._memo.clear()
+        for op in ops:
+            self.flow.operand_value(op, at)
+            if isinstance(op, Register):
+                key = self.cfg.fn.register_key(op.name, self.ins[at].scope)
+                for d in self.flow.reaching(key, at):
+                    upd = self.ins[d]
+                    for src in upd.operands[1:]:
+                        if isinstance(src, Register):
+                            skey = self.cfg.fn.register_key(src.name, upd.scope)
+                            for d2 in self.flow.reaching(skey, d):
+                                self.flow.def_value(d2)
+        found = set(self.flow.missing)
+        self.flow.missing |= saved
+        return found
 
     def _invariant(self, loop: Loop, at: int, op):
         if isinstance(op, Register) and op.component is None:

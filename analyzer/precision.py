@@ -75,6 +75,10 @@ def check(reports: list[KernelReport], mode: str) -> dict:
         for v in violations:
             line = getattr(v, "line", None) or r.function.span.line
             msg = getattr(v, "message", None) or str(v)
-            result["violations"].append({"kernel": r.name, "file": r.path, "line": line,
-                                         "message": f"kernel '{r.name}': {msg}"})
+            instr = getattr(v, "instruction", None)
+            rule = getattr(v, "rule", None)
+            result["violations"].append({"kernel": r.name, "file": r.path, "line": line, "instruction": instr,
+                                         "rule": rule,
+                                         "message": f"kernel '{r.name}': {instr + ': ' if instr else ''}{msg}"
+                                         + (f" [{mode}/{rule}]" if rule else "")})
     return result

@@ -309,6 +309,8 @@ class KernelReport:
 
     def to_json(self) -> dict:
         dyn = self.dynamic()
+        shared = self.shared
+        classes = self.classes
         return {
             "name": self.name,
             "file": self.path,
@@ -316,17 +318,17 @@ class KernelReport:
             "target": self.module.target,
             "line": self.function.span.line,
             "opcodes": self.opcodes,
-            "classes": self.classes,
+            "classes": classes,
             "dynamic": dyn,
             "flops": {"total": dyn["flops"]["value"], "by_dtype": dyn["flops"]["by_dtype"],
                       "int_ops": dyn["int_ops"]["value"], "per": dyn["per"], "exact": dyn["flops"]["exact"]},
             "bytes": {space: v["value"] for space, v in dyn["bytes"].items()} | {"per": dyn["per"]},
             "intensity": dyn["intensity"]["value"],
             "registers": self.registers,
-            "shared_bytes": self.shared["static_bytes"],
-            "shared": self.shared,
+            "shared_bytes": shared["static_bytes"],
+            "shared": shared,
             "local_bytes": self.local_bytes,
-            "spills": {"static": self.classes.get("SPILL", 0), "bytes": dyn["spill_bytes"]["value"]},
+            "spills": {"static": classes.get("SPILL", 0), "bytes": dyn["spill_bytes"]["value"]},
             "loops": [li.to_json() for li in self.loops],
             "max_loop_depth": self.cfg.max_depth,
             "expectations": [

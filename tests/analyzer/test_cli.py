@@ -1,0 +1,134 @@
+"""validate-kernel: exit codes, text/JSON/SARIF output, failure messages, --cfg, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from analyzer.cli import main
+
+PTX = "sgemm_naive.sm_90.ptx"
+
+
+def run(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_passing_expectations_exit_0(corpus, capsys):
+    code, out, err = run(capsys, corpus / "ptx" / PTX, "--expect", "FP32_FMA>=5", "--expect", "fma.rn.f32 == 5",
+                         "--forbid", "TENSOR_CORE")
+    assert code == 0, err
+    assert "FP32_FMA>=5" in out and "PASS" in out and "FAIL" not in out
+
+
+def test_failure_names_kernel_expectation_found_and_nearest_lines(corpus, capsys):
+    code, out, _ = run(capsys, corpus / "ptx" / PTX, "--expect", "TENSOR_CORE>=1")
+    assert code == 1
+    assert "kernel 'sgemm_naive': expected TENSOR_CORE >= 1, found 0" in out
+    assert f"{PTX}:76: fma.rn.f32" in out          # nearest: the FP32 FMAs, with line numbers
+
+
+def test_forbid_failure_lists_the_offending_instructions(corpus, capsys):
+    code, out, _ = run(capsys, corpus / "ptx" / "hgemm_half2.sm_90.ptx", "--forbid", "FP16_FMA")
+    assert code == 1
+    assert "expected FP16_FMA == 0, found 5" in out and "fma.rn.f16x2" in out
+
+
+def test_json_has_the_listed_keys(corpus, capsys):
+    code, out, _ = run(capsys, corpus / "ptx" / PTX, "--format", "json", "--param", "K=2048", "--param", "M=2048",
+                       "--param", "N=2048", "--grid", "64,256,1", "--block", "32,8,1", "--expect", "ld.global>=10")
+    assert code == 0
+    doc = json.loads(out)
+    k = doc["kernels"][0]
+    for key in ("name", "opcodes", "classes", "dynamic", "flops", "bytes", "intensity", "registers", "shared_bytes",
+                "loops", "expectations"):
+        assert key in k
+    assert k["name"] == "sgemm_naive"
+    assert k["opcodes"]["ld.global.nc.f32"] == 10 and k["opcodes"]["fma.rn.f32"] == 5
+    assert k["classes"]["FP32_FMA"] == 5
+    assert k["flops"]["total"] == 2 * 2048 ** 3
+    assert k["dynamic"]["flops"]["exact"] is False and "value" in k["dynamic"]["instructions"]
+    assert k["loops"][0]["trip_count"] == 511 and k["loops"][0]["exact"] is True
+    assert k["expectations"] == [{"expectation": "ld.global>=10", "name": "ld.global", "op": ">=", "count": 10,
+                                  "found": 10, "result": "pass", "lines": k["expectations"][0]["lines"],
+                                  "nearest": []}]
+    assert len(k["expectations"][0]["lines"]) == 10
+    assert k["registers"]["declared"] == {"b32": 32, "b64": 34, "f32": 30, "pred": 9}
+
+
+def test_sarif_has_stable_rules_and_regions(corpus, capsys):
+    code, out, _ = run(capsys, corpus / "ptx" / PTX, "--format", "sarif", "--expect", "TENSOR_CORE>=1",
+                       "--forbid", "ld.global.nc")
+    assert code == 1
+    doc = json.loads(out)
+    assert doc["version"] == "2.1.0"
+    run0 = doc["runs"][0]
+    assert [r["id"] for r in run0["tool"]["driver"]["rules"]] == ["KL001", "KL002", "KL003", "KL004", "KL005"]
+    rules = {r["ruleId"] for r in run0["results"]}
+    assert {"KL001", "KL002"} <= rules
+    forbidden = next(r for r in run0["results"] if r["ruleId"] == "KL002")
+    loc = forbidden["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"]["uri"].endswith(PTX) and loc["region"]["startLine"] == 74
+    assert any(r["ruleId"] == "KL004" for r in run0["results"])   # K unknown: trip count note
+
+
+def test_cfg_writes_dot(corpus, capsys, tmp_path):
+    out_dot = tmp_path / "cfg.dot"
+    code, _, _ = run(capsys, corpus / "ptx" / PTX, "--cfg", out_dot, "--param", "K=8")
+    assert code == 0
+    dot = out_dot.read_text()
+    assert dot.startswith('digraph "sgemm_naive"')
+    assert 'B4 -> B4 [label="taken", style=dashed];' in dot       # the unrolled K loop
+    assert 'B0 -> B9 [label="taken"];' in dot                     # the bounds check to the exit
+    assert "executed 2x per thread" in dot                        # K=8: two unrolled iterations
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--expect", "TENSOR_CORE>>1"], "bad expectation"),
+    (["--expect", "TENSR_CORE>=1"], "unknown instruction class 'TENSR_CORE' (did you mean TENSOR_CORE?)"),
+    (["--param", "Q=1"], "no analysed kernel has a parameter"),
+    (["--param", "K"], "expected NAME=VALUE"),
+    (["--kernel", "nope"], "no kernel named 'nope'"),
+    (["--grid", "4,4"], "--grid and --block go together"),
+])
+def test_bad_input_exits_2(corpus, capsys, args, message):
+    code, out, err = run(capsys, corpus / "ptx" / PTX, *args)
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_missing_file_and_usage_exit_2(capsys, tmp_path):
+    code, _, err = run(capsys, tmp_path / "missing.ptx")
+    assert code == 2 and "no such file" in err
+    with pytest.raises(SystemExit) as exc:
+        main(["--format", "yaml", "x.ptx"])
+    assert exc.value.code == 2
+    bad = tmp_path / "bad.ptx"
+    bad.write_text(".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry k() { fmaa.rn.f32 %f1, %f2, %f3, %f4; }\n")
+    code, _, err = run(capsys, bad)
+    assert code == 2 and "unknown opcode 'fmaa'" in err and ":4:" in err
+
+
+def test_kernlens_analyze_subcommand(corpus, capsys):
+    from kernlens.cli import main as kmain
+
+    code = kmain(["analyze", str(corpus / "ptx" / PTX), "--format", "json", "--expect", "bar.sync==0"])
+    out, _ = capsys.readouterr()
+    assert code == 0 and json.loads(out)["kernels"][0]["expectations"][0]["result"] == "pass"
+
+
+def test_every_corpus_file_in_one_run(corpus, manifest, capsys):
+    files = sorted((corpus / "ptx").glob("*.ptx"))
+    code, out, err = run(capsys, *files, "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    seen = {(k["file"].rsplit("/", 1)[-1], k["name"]) for k in doc["kernels"]}
+    for e in manifest["entries"]:
+        for rel in e["ptx"].values():
+            assert (rel.rsplit("/", 1)[-1], e["entry"]) in seen
+    wgmma = next(k for k in doc["kernels"] if k["file"].endswith("wgmma_f16.sm_90a.ptx"))
+    entry = next(e for e in manifest["entries"] if e["entry"] == wgmma["name"])
+    assert wgmma["classes"]["TENSOR_CORE"] == entry["static_counts"]["sm_90"]["wgmma"] == 5
+    assert wgmma["shared_bytes"] > 0
