@@ -28,7 +28,7 @@ from isa.errors import SimulationError
 
 _NP = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "s8": np.int8, "u8": np.uint8,
        "s16": np.int16, "u16": np.uint16, "s32": np.int32, "u32": np.uint32, "b8": np.uint8, "b16": np.uint16,
-       "b32": np.uint32}
+       "b32": np.uint32, "u64": np.uint64, "s64": np.int64, "b64": np.uint64, "f64": np.float64}
 _SIZE = {"f16": 2, "bf16": 2, "f32": 4, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "s32": 4, "u32": 4}
 
 

@@ -93,3 +93,39 @@ def test_tile_budget_errors(kw, words):
         gemm_kernel(GemmConfig(m=512, n=512, k=512, **kw))
     for w in words:
         assert w in info.value.message
+
+
+def test_per_channel_dequant_through_fixpipe_buffer():
+    """VDEQF16: one QUANT_PRE word per output column, copied GM -> L1 -> FB and selected by set_fpc."""
+    text = """.kernel pc .cube (.gm .s8 %a[512], .gm .s8 %b[512], .gm .u64 %q[16], .gm .f16 %c[256])
+{
+    copy_gm_to_cbuf l1[0], gm[%a], 0, 1, 16, 0, 0, 0
+    copy_gm_to_cbuf l1[512], gm[%b], 0, 1, 16, 0, 0, 0
+    copy_gm_to_cbuf l1[1024], gm[%q], 0, 1, 4, 0, 0, 0
+    set_flag PIPE_MTE2, PIPE_MTE1, EVENT_ID0
+    wait_flag PIPE_MTE2, PIPE_MTE1, EVENT_ID0
+    set_flag PIPE_MTE2, PIPE_FIX, EVENT_ID0
+    wait_flag PIPE_MTE2, PIPE_FIX, EVENT_ID0
+    load_cbuf_to_ca.s8 l0a[0], l1[0], 0, 1, 1, 0, 0, 0, 0
+    load_cbuf_to_cb.s8 l0b[0], l1[512], 0, 1, 1, 0, 0, 0, 0
+    copy_cbuf_to_fbuf fb[0], l1[1024], 1, 4, 0, 0
+    set_fpc fb[0]
+    set_flag PIPE_MTE1, PIPE_M, EVENT_ID0
+    wait_flag PIPE_MTE1, PIPE_M, EVENT_ID0
+    mad.s8 l0c[0], l0a[0], l0b[0], 16, 32, 16, 0, 0, 0, 1
+    set_flag PIPE_M, PIPE_FIX, EVENT_ID0
+    wait_flag PIPE_M, PIPE_FIX, EVENT_ID0
+    copy_matrix_cc_to_gm.s32 gm[%c], l0c[0], 0, 16, 16, 16, 16, 0, VDEQF16, 0, 0, 1
+}
+"""
+    rng = np.random.default_rng(5)
+    a = rng.integers(-128, 128, size=(16, 32), dtype=np.int8)
+    bt = rng.integers(-128, 128, size=(16, 32), dtype=np.int8)      # B stored column-major (n x k)
+    scales = np.array([2.0 ** -(3 + j % 5) * (1 + (j % 3) / 4) for j in range(16)], dtype=np.float32)
+    q = scales.view(np.uint32).astype(np.uint64) | np.uint64(1 << 46)
+    res = run_module(isa.loads(text, "pc.asm"), M, inputs={"a": a.reshape(-1), "b": bt.reshape(-1), "q": q},
+                     cores=1)
+    assert res.reports == []
+    acc = a.astype(np.int64) @ bt.astype(np.int64).T
+    want = (acc.astype(np.float32) * scales[None, :]).astype(np.float16)
+    np.testing.assert_array_equal(res.outputs["c"].reshape(16, 16), want)
