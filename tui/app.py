@@ -241,13 +241,25 @@ class InspectorApp(App):
                f"[dim]{escape(AsmView.header())}[/]")
         self.query_one("#code-header", Static).update(hdr)
         self._show_source(doc)
-        self.query_one("#overview-body", Static).update(overview_markup(doc))
-        self.query_one("#loop-tree", LoopTree).set_doc(doc)
-        self.query_one("#run-panel", RunPanel).set_doc(doc)
-        tm = backends.timing(doc.module.isa)
-        self.query_one("#timeline-body", Static).update(
-            ("[b]Timeline[/]\n" + escape(tm.message)) if tm.ok else "[$warning]" + escape(tm.message) + "[/]")
+        self._fresh: set[str] = set()  # tabs showing this kernel; the others update when shown
+        self._refresh_tab(self.query_one("#tabs", TabbedContent).active)
         self._update_status()
+
+    def _refresh_tab(self, tab: str) -> None:
+        doc = self.doc
+        if doc is None or tab in getattr(self, "_fresh", set()):
+            return
+        self._fresh.add(tab)
+        if tab == "overview":
+            self.query_one("#overview-body", Static).update(overview_markup(doc))
+        elif tab == "loops":
+            self.query_one("#loop-tree", LoopTree).set_doc(doc)
+        elif tab == "run":
+            self.query_one("#run-panel", RunPanel).set_doc(doc)
+        elif tab == "timeline":
+            tm = backends.timing(doc.module.isa)
+            self.query_one("#timeline-body", Static).update(
+                ("[b]Timeline[/]\n" + escape(tm.message)) if tm.ok else "[$warning]" + escape(tm.message) + "[/]")
 
     def _show_source(self, doc: KernelDoc) -> None:
         pane = self.query_one("#source-pane")
@@ -384,6 +396,7 @@ class InspectorApp(App):
 
     def action_tab(self, tab: str) -> None:
         self.query_one("#tabs", TabbedContent).active = tab
+        self._refresh_tab(tab)
         if tab == "code":
             self.query_one("#asm", AsmView).focus()
         elif tab == "loops":
@@ -399,5 +412,6 @@ class InspectorApp(App):
         self.query_one("#run-panel", RunPanel).check_recorded()
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self._refresh_tab(event.pane.id)
         if event.pane.id == "code":
             self.query_one("#asm", AsmView).focus()

@@ -21,11 +21,13 @@ def hot_instructions(doc: KernelDoc, loop: LoopInfo, limit: int = 6) -> list[int
     else the most significant classes (tensor core first), innermost first, in program order."""
     notes = doc.analysis.notes
     idx = list(range(loop.first, min(loop.last, len(notes) - 1) + 1))
-    if any(notes[i].dyn is not None for i in idx):
-        ranked = sorted(idx, key=lambda i: (-(notes[i].dyn or 0), i))
-    else:
-        ranked = sorted((i for i in idx if notes[i].classes & set(_RANK)),
-                        key=lambda i: (min(_RANK[c] for c in notes[i].classes if c in _RANK), -notes[i].depth, i))
+    def rank(i: int) -> int:
+        return min((_RANK[c] for c in notes[i].classes if c in _RANK), default=len(_RANK))
+
+    # most executed first; among equals the most significant class (tensor core, FMAs, ...)
+    ranked = sorted(idx, key=lambda i: (-(notes[i].dyn or 0), rank(i), -notes[i].depth, i))
+    if all(notes[i].dyn is None for i in idx):
+        ranked = [i for i in ranked if rank(i) < len(_RANK)]
     return sorted(ranked[:limit])
 
 
@@ -40,7 +42,7 @@ class LoopTree(Tree[int]):
         def add(parent, loops):
             for lp in loops:
                 first, last = lines[lp.first], lines[min(lp.last, len(lines) - 1)]
-                trip = lp.trip + ("" if lp.exact or lp.trip == "?" else " (estimate)")
+                trip = lp.trip + ("" if lp.exact or lp.trip.startswith("?") else " (estimate)")
                 node = parent.add(Text(f"loop L{first}–L{last}  depth {lp.depth}  trips {trip}"), data=first,
                                   expand=True)
                 for i in hot_instructions(doc, lp):

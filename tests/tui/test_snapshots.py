@@ -1,0 +1,86 @@
+"""Snapshots of the main screens (pytest-textual-snapshot). Regenerate after an intended change
+with ``pytest tests/tui/test_snapshots.py --snapshot-update`` and review the SVG diffs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CORPUS, EXAMPLES, corpus_or_skip
+from tui.app import InspectorApp
+
+DATA = Path(__file__).parent / "data"
+SIZE = (150, 40)
+
+
+async def _wait(pilot):
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def _corpus(name: str) -> str:
+    corpus_or_skip()
+    return str(CORPUS / "ptx" / name)
+
+
+def test_code_view_triton_int8_at_the_mma(snap_compare):
+    async def before(pilot):
+        await _wait(pilot)
+        await pilot.press("slash", *"mma", "enter")
+        await pilot.pause()
+
+    assert snap_compare(InspectorApp([_corpus("tt_matmul_int8.sm_80.ptx")]), terminal_size=SIZE, run_before=before)
+
+
+def test_overview_hgemm_half2(snap_compare):
+    async def before(pilot):
+        await _wait(pilot)
+        await pilot.press("2")
+        await pilot.pause()
+
+    assert snap_compare(InspectorApp([_corpus("hgemm_half2.sm_80.ptx")]), terminal_size=SIZE, run_before=before)
+
+
+def test_loops_sgemm_smem_tiled(snap_compare):
+    async def before(pilot):
+        await _wait(pilot)
+        await pilot.press("3")
+        await pilot.pause()
+
+    assert snap_compare(InspectorApp([_corpus("sgemm_smem_tiled.sm_90.ptx")]), terminal_size=SIZE, run_before=before)
+
+
+def test_run_tab_with_recorded_check_softmax(snap_compare):
+    async def before(pilot):
+        await _wait(pilot)
+        await pilot.press("4")
+        await pilot.click("#run-check-button")
+        await _wait(pilot)
+
+    assert snap_compare(InspectorApp([_corpus("softmax.sm_80.ptx")]), terminal_size=(150, 60), run_before=before)
+
+
+def test_error_panel(snap_compare, monkeypatch):
+    monkeypatch.chdir(DATA)
+
+    async def before(pilot):
+        await _wait(pilot)
+
+    assert snap_compare(InspectorApp(["bad_opcode.ptx"]), terminal_size=(100, 20), run_before=before)
+
+
+EXAMPLE_PTX = sorted((EXAMPLES / "ptx").glob("*.sm_80.ptx")) if (EXAMPLES / "ptx").exists() else []
+
+
+@pytest.mark.parametrize("path", EXAMPLE_PTX, ids=[p.name for p in EXAMPLE_PTX])
+def test_code_view_examples(snap_compare, path, monkeypatch):
+    monkeypatch.chdir(EXAMPLES.parent)
+
+    async def before(pilot):
+        await _wait(pilot)
+        await pilot.press("slash", *"ld.global", "enter")
+        await pilot.pause()
+
+    rel = str(path.relative_to(EXAMPLES.parent))
+    assert snap_compare(InspectorApp([rel], source_dirs=["examples/cuda"]), terminal_size=SIZE, run_before=before)
