@@ -218,6 +218,7 @@ class Machine:
         self.check_races = check_races
         self.tags = np.zeros(self.shared.data.size, np.uint16) if check_races else None
         self.epoch = np.ones(self.batch, np.uint16)
+        self.epoch_stores = np.zeros(self.batch, bool)   # a CTA stored to shared in its current epoch
         self.local_size = self._layout_local(fn)
         self.localmem = Region("local", self.local_size, T)
 
@@ -644,11 +645,15 @@ class Machine:
 
     def tag_writes(self, flat: np.ndarray, width: int, lanes: np.ndarray) -> None:
         """Remember which warp wrote these shared bytes in the CTA's current barrier epoch."""
-        tag = (self.epoch[self.cta_local[lanes]] << np.uint16(8)) | (self.warp_in_cta[lanes] + 1).astype(np.uint16)
+        ctas = self.cta_local[lanes]
+        self.epoch_stores[ctas] = True
+        tag = (self.epoch[ctas] << np.uint16(8)) | (self.warp_in_cta[lanes] + 1).astype(np.uint16)
         idx = flat[:, None] + np.arange(width)
         self.tags[idx] = tag[:, None]
 
     def _check_race(self, pc, flat, width, lanes, addr) -> None:
+        if not self.epoch_stores.any() or not self.epoch_stores[self.cta_local[lanes]].any():
+            return                          # nothing was stored since the last barrier: no RAW race
         t = self.tags[flat[:, None] + np.arange(width)]
         ep = (self.epoch[self.cta_local[lanes]] << np.uint16(8))[:, None]
         mine = (self.warp_in_cta[lanes] + 1).astype(np.uint16)[:, None]
@@ -673,6 +678,7 @@ class Machine:
             for c in ctas[wrap]:
                 self.tags[c * st:(c + 1) * st] = 0
         self.epoch[ctas] = np.where(wrap, np.uint16(1), e)
+        self.epoch_stores[ctas] = False
 
     def store(self, pc: int, space: str, m, addr_fn, esize: int, values_fn) -> None:
         """Scatter per-lane values: ``values_fn(lanes)`` gives [n, nelem] unsigned values."""
@@ -702,22 +708,28 @@ class Machine:
         """Build one :class:`sim.events.InstructionEvent` for ``lanes`` and hand it to listeners."""
         from sim.events import InstructionEvent
 
-        act = np.zeros(self.T, bool)
-        act[lanes] = True
-        act = act.reshape(-1, WARP)
-        w = np.flatnonzero(act.any(axis=1))
-        if len(w) == 0:
-            return
-        a2 = None
-        if addresses is not None:
-            full = np.zeros(self.T, np.uint64)
-            full[lanes] = addresses
-            a2 = full.reshape(-1, WARP)[w]
+        if len(lanes) == self.T:           # every thread of the batch, in order
+            w = np.arange(self.T // WARP)
+            act = np.ones((len(w), WARP), bool)
+            a2 = None if addresses is None else np.asarray(addresses, np.uint64).reshape(-1, WARP)
+        else:
+            act = np.zeros(self.T, bool)
+            act[lanes] = True
+            act = act.reshape(-1, WARP)
+            w = np.flatnonzero(act.any(axis=1))
+            if len(w) == 0:
+                return
+            act = act[w]
+            a2 = None
+            if addresses is not None:
+                full = np.zeros(self.T, np.uint64)
+                full[lanes] = addresses
+                a2 = full.reshape(-1, WARP)[w]
         info = self.infos[pc]
         unit = info.unit.value if info is not None else "other"
         ev = InstructionEvent(self.kernel, pc, self.instructions[pc].full_opcode, unit,
                               (self.cta_base + (w * WARP) // self.tpc).astype(np.int64),
-                              ((w * WARP) % self.tpc // WARP).astype(np.int64), act[w], space, kind, width, a2)
+                              ((w * WARP) % self.tpc // WARP).astype(np.int64), act, space, kind, width, a2)
         targets = self.mem_listeners if kind is not None else self.all_listeners
         for l in targets:
             l(ev)
@@ -747,6 +759,7 @@ class Machine:
         if self.tags is not None:
             self.tags.fill(0)
             self.epoch.fill(1)
+            self.epoch_stores.fill(False)
         self.localmem.data.fill(0)
         self.commit_groups = 0
 

@@ -122,7 +122,9 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
     M = Machine(module, fn, grid, block, bytes(params), offsets, gmem, global_symbols, dynamic_shared_bytes,
                 batch_threads=batch_threads, listeners=listeners, max_steps=max_steps,
                 check_uninitialized=check_uninitialized, check_races=check_races)
+    t1 = time.perf_counter()
     M.run()
+    t2 = time.perf_counter()
 
     # copy buffers back in place
     for i, k in buf_of_param.items():
@@ -132,6 +134,8 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
             np.copyto(a, raw.view(a.dtype).reshape(a.shape))
     stats = _stats(M, mstats)
     stats["seconds"] = time.perf_counter() - t0
+    stats["setup_seconds"] = t1 - t0        # parse (if a path was given), layout, decoding
+    stats["run_seconds"] = t2 - t1
     return RunResult(fn.name, stats, list(M.problems.items))
 
 

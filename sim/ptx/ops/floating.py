@@ -201,19 +201,33 @@ def fma_rn_f32(a, b, c):
     r = s.astype(F32)
     bits = s.view(U64) if s.ndim else np.asarray(s).view(U64)
     risky = (bits & U64(0x1FFFFFFF)) == U64(0x10000000)
-    risky |= np.abs(s) < 2.0 ** -125
+    risky |= (np.abs(s) < 2.0 ** -125) & (s != 0)      # f32 subnormal range: other rounding point
     if risky.any():
-        from sim.numerics import fma as nfma
-
         idx = np.flatnonzero(np.broadcast_to(risky, r.shape)) if r.ndim else None
         if idx is None:
-            return F32(nfma(float(a), float(b), float(c), "f32", "rn"))
+            return _fma_exact(a, b, c, s, r)
         ab = np.broadcast_to(a, r.shape).reshape(-1)[idx].astype(F64)
         bb = np.broadcast_to(b, r.shape).reshape(-1)[idx].astype(F64)
         cb = np.broadcast_to(c, r.shape).reshape(-1)[idx].astype(F64)
-        r = r.reshape(-1).copy()
-        r[idx] = np.asarray(nfma(ab, bb, cb, "f32", "rn")).astype(F32)
+        p = ab * bb
+        ss = s.reshape(-1)[idx]
+        z = ss - p
+        err = (p - (ss - z)) + (cb - z)                 # two_sum: exact error of the float64 sum
+        tiny = (np.abs(ss) < 2.0 ** -125) & (ss != 0)
+        bad = (err != 0) | tiny
+        if bad.any():
+            from sim.numerics import fma as nfma
+
+            k = idx[bad]
+            r = r.reshape(-1).copy()
+            r[k] = np.asarray(nfma(ab[bad], bb[bad], cb[bad], "f32", "rn")).astype(F32)
+            r = r.reshape(s.shape)
     return r
+
+
+def _fma_exact(a, b, c, s, r):
+    from sim.numerics import fma as nfma
+    return F32(nfma(float(a), float(b), float(c), "f32", "rn"))
 
 
 def fma_builder(M, pc, ins, canon, ms, mods):

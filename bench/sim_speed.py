@@ -1,0 +1,83 @@
+"""Thread-instructions per second of the PTX simulator (``sim.run_kernel``) on the corpus GEMMs.
+
+    .venv/bin/python bench/sim_speed.py [--target sm_90] [--scale N] [--repeat 3] [--all]
+
+Each kernel runs at its manifest ``launch`` size (small: a few CTAs). Parsing is excluded; the best
+of ``--repeat`` runs is reported, as the rate over the whole ``run_kernel`` call and over the run
+loop alone (without decoding the program, which is a fixed cost of ~10-30 ms per launch).
+GPGPU-Sim's PTX mode runs 0.2-0.45 M thread-instructions/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--target", default="sm_90")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--all", action="store_true", help="every corpus entry, not only GEMMs")
+    ap.add_argument("--no-stats", action="store_true", help="without the default memory-stats listener")
+    args = ap.parse_args()
+    if not (CORPUS / "manifest.json").exists():
+        print("../shared/corpus is not present", file=sys.stderr)
+        return 2
+    sys.path.insert(0, str(CORPUS))
+    sys.path.insert(0, str(ROOT))
+    import reference as R
+
+    import isa
+    import sim
+
+    manifest = json.loads((CORPUS / "manifest.json").read_text())
+    total_ti = 0
+    total_s = 0.0
+    print(f"{'kernel':34s} {'target':6s} {'grid':>9s} {'thread-instr':>13s} {'seconds':>8s} {'M thr-instr/s':>14s}"
+          f" {'run loop M/s':>13s}")
+    run_total = 0.0
+    for e in manifest["entries"]:
+        if not args.all and "gemm" not in e["themes"]:
+            continue
+        target = args.target if args.target in e["ptx"] else next(iter(e["ptx"]))
+        module = isa.load(CORPUS / e["ptx"][target])
+        launch = e["launch"]
+        inputs = R.build_inputs(launch, R.entry_seed(e["name"]))
+        dyn = launch["dynamic_shared_bytes"]
+        dyn = dyn.get(target, 0) if isinstance(dyn, dict) else dyn
+        best = None
+        for _ in range(args.repeat):
+            argv = []
+            for a in launch["args"]:
+                if "buffer" in a:
+                    argv.append(np.array(R.encode(inputs[a["buffer"]], a["dtype"])))
+                else:
+                    argv.append(inputs[a["scalar"]])
+            t0 = time.perf_counter()
+            res = sim.run_kernel(module, e["entry"], launch["grid"], launch["block"], argv, dyn,
+                                 memory_stats=not args.no_stats)
+            dt = time.perf_counter() - t0
+            if best is None or dt < best[0]:
+                best = (dt, res.stats["thread_instructions"], res.stats["run_seconds"])
+        dt, ti, rs = best
+        total_ti += ti
+        total_s += dt
+        run_total += rs
+        grid = "x".join(str(g) for g in launch["grid"])
+        print(f"{e['name']:34s} {target:6s} {grid:>9s} {ti:13d} {dt:8.3f} {ti / dt / 1e6:14.1f} {ti / rs / 1e6:13.1f}")
+    print(f"{'total':34s} {'':6s} {'':>9s} {total_ti:13d} {total_s:8.3f} {total_ti / total_s / 1e6:14.1f}"
+          f" {total_ti / run_total / 1e6:13.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
