@@ -53,18 +53,18 @@ def run_ascend(args) -> int:
     from sim.ascend.trace import write_trace
 
     module = isa.load(args.file, isa="ascend")
-    machine = load_machine(args.machine)
+    machine = load_machine(args.machine or "davinci-a2")
     meta = read_meta(module)
     inputs = {}
     if args.check:
         if meta is None:
             raise InputError("--check needs a kernel with a '.meta op=...' header (as `kernlens generate` writes)")
-        inputs = make_inputs(meta, seed=args.seed)
+        inputs = make_inputs(meta, seed=args.seed if getattr(args, "seed", None) is not None else 0)
     if args.inputs:
         inputs.update(_load_inputs(args.inputs))
     functional = bool(args.inputs or args.out or args.check)
-    res = run_module(module, machine, kernel=args.kernel, inputs=inputs, cores=args.cores, functional=functional,
-                     trace=bool(args.trace))
+    res = run_module(module, machine, kernel=getattr(args, "kernel", None), inputs=inputs, cores=args.cores, functional=functional,
+                     trace=bool(getattr(args, "trace", None)))
     t = res.timing
     out = {
         "kernel": res.launch.kernel, "machine": machine.name, "core_type": res.launch.core_type,
