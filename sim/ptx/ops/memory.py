@@ -73,7 +73,8 @@ def _ld(M, pc, ins, canon, ms, mods):
         def ldparam(m):
             for k, w in enumerate(writers):
                 w.m(vals[k], m)
-            M.bytes_load["param"] = M.bytes_load.get("param", 0) + esize * nelem
+            n = M.T if m is None else int(np.count_nonzero(m))
+            M.bytes_load["param"] = M.bytes_load.get("param", 0) + n * esize * nelem
         return ldparam
 
     def f(m):
