@@ -259,7 +259,8 @@ class InspectorApp(App):
         elif tab == "timeline":
             tm = backends.timing(doc.module.isa)
             self.query_one("#timeline-body", Static).update(
-                ("[b]Timeline[/]\n" + escape(tm.message)) if tm.ok else "[$warning]" + escape(tm.message) + "[/]")
+                ("[$warning]A timing model exists (" + escape(tm.message) + "), but the inspector does not draw its "
+                 "per-pipe timeline or stall breakdown yet.[/]") if tm.ok else "[$warning]" + escape(tm.message) + "[/]")
 
     def _show_source(self, doc: KernelDoc) -> None:
         pane = self.query_one("#source-pane")
