@@ -31,7 +31,7 @@ def detect_isa(text: str, path: str | None = None) -> str:
             continue
         if s.startswith((".version", ".target")):
             return "ptx"
-        if s.startswith((".kernel", ".arch", ".core", ".isa ascend")):
+        if s.startswith((".kernel", ".arch", ".meta", ".core", ".isa ascend")):
             return "ascend"
     return "ptx"
 
@@ -73,7 +73,7 @@ def loads(text: str, file: str = "<text>", *, isa: str | None = None, lenient: b
 
 def _looks_like_text(s: str) -> bool:
     head = s.lstrip()
-    return "\n" in s or head.startswith((".version", ".target", ".kernel", ".core", "//", "{"))
+    return "\n" in s or head.startswith((".version", ".target", ".kernel", ".arch", ".meta", ".core", "//", "{"))
 
 
 def load(path_or_text: str | Path, *, isa: str | None = None, lenient: bool = False,

@@ -210,6 +210,8 @@ class Instruction:
     loc: SourceLoc | None = field(default=None, compare=False, repr=False)
     # Lexical scope id within the function (0 = function body); registers resolve through it.
     scope: int = field(default=0, compare=False, repr=False)
+    # Which ISA's spelling this instruction is printed in (``ptx`` or ``ascend``).
+    isa: str = field(default="ptx", compare=False, repr=False)
 
     @property
     def full_opcode(self) -> str:
@@ -221,6 +223,10 @@ class Instruction:
         return frozenset(self.modifiers)
 
     def __str__(self) -> str:
+        if self.isa == "ascend":
+            from .ascend.emit import emit_instruction as emit_ascend
+
+            return emit_ascend(self)
         from .emit import emit_instruction
 
         return emit_instruction(self)

@@ -122,7 +122,7 @@ class _Build(Transformer):
             raise self.error(f"unknown intrinsic '{name}'", self.span(name), expected=near)
         opcode, implied = split
         modifiers = implied + (tuple(str(mods)[1:].split(".")) if mods is not None else ())
-        instr = ir.Instruction(opcode, modifiers, operands, guard=guard, span=span)
+        instr = ir.Instruction(opcode, modifiers, operands, guard=guard, span=span, isa="ascend")
         self.check(instr, name)
         return instr
 
