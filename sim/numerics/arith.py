@@ -210,10 +210,15 @@ def div(a, b, fmt="f32", mode="rn", **kw):
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         q = a / b
         ok = np.isfinite(q) & (q != 0) & np.isfinite(b) & (b != 0)
-        qs, bs, as_ = (np.where(ok, v, 1.0) for v in (q, b, a))
-        p, e = two_prod(qs, bs)
-        r = (as_ - p) - e                       # sign of a - q*b, exactly
-        direction = np.where(ok, np.sign(r) * np.sign(bs), 0.0)
+        # residual sign on mantissas in [0.5, 1): no underflow or overflow in the error terms
+        ma, ea = np.frexp(np.where(ok, a, 1.0))
+        mb, eb = np.frexp(np.where(ok, b, 1.0))
+        qm = ma / mb
+        p, e = two_prod(qm, mb)
+        r = (ma - p) - e                        # sign of a - q*b, exactly
+        # valid for q = RN(a/b) = RN(ma/mb) * 2^(ea-eb) wherever q is normal; subnormal f64
+        # quotients take the exact path below (f32-range quotients are always normal in f64)
+        direction = np.where(ok, np.sign(r) * np.sign(mb), 0.0)
     fin = np.isfinite(a) & np.isfinite(b) & (b != 0)
     if f.mbits > 50:   # no ties possible: pass an error well below half an ulp
         out = _f64_result(q, direction * np.abs(np.spacing(q)) / 4, f, mode, kw, fin, False)

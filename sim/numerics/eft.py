@@ -31,13 +31,29 @@ def split(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return hi, a - hi
 
 
-def two_prod(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``p + e == a * b`` exactly, with ``p = fl(a * b)`` (Dekker; no over/underflow assumed)."""
+def _two_prod_core(a, b):
     p = a * b
     ah, al = split(a)
     bh, bl = split(b)
     e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
     return p, e
+
+
+def two_prod(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``p + e == a * b`` exactly, with ``p = fl(a * b)`` (Dekker; no over/underflow of the
+    product assumed).  Factors above 2^995, whose Veltkamp split would overflow, are scaled by
+    2^-64 first and the results scaled back (exact: powers of two)."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        big_a = np.abs(a) > 2.0 ** 995
+        big_b = np.abs(b) > 2.0 ** 995
+    if not (np.any(big_a) or np.any(big_b)):
+        return _two_prod_core(a, b)
+    k = np.where(big_a, 64, 0) + np.where(big_b, 64, 0)
+    p, e = _two_prod_core(np.where(big_a, a * 2.0 ** -64, a), np.where(big_b, b * 2.0 ** -64, b))
+    with np.errstate(over="ignore"):
+        return np.ldexp(p, k), np.ldexp(e, k)
 
 
 def to_odd(s: np.ndarray, direction: np.ndarray) -> np.ndarray:

@@ -164,3 +164,20 @@ def test_f64_underflowing_products_and_roots():
     assert float(div(5e-324, 3.0, "f64", "rp")) == 5e-324
     r = float(sqrt(5e-324, "f64", "rz"))
     assert Fraction(r) ** 2 <= Fraction(5e-324) < Fraction(np.nextafter(r, 1.0)) ** 2
+
+
+def test_f64_huge_operands_split_without_overflow(oracle):
+    # found by hypothesis: the Veltkamp split of a quotient near 1e306 overflowed
+    for a, b in ((166298358205053.0, 3.325427715204556e-292), (1e300, 1.5e-10), (1.7e308, 0.75)):
+        for mode in MODES:
+            _check(div(a, b, "f64", mode), Fraction(a) / Fraction(b), oracle, "f64", mode)
+            _check(mul(a, b, "f64", mode), Fraction(a) * Fraction(b), oracle, "f64", mode)
+    r = float(sqrt(1.7e308, "f64", "rp"))
+    assert Fraction(r) ** 2 >= Fraction(1.7e308) > Fraction(np.nextafter(r, 0.0)) ** 2
+
+
+def test_f64_division_with_subnormal_operands(oracle):
+    a, b = 2.225073858507203e-309, 2.1688353711569246e-298           # found by hypothesis
+    for mode in MODES:
+        _check(div(a, b, "f64", mode), Fraction(a) / Fraction(b), oracle, "f64", mode)
+        _check(div(b, a, "f64", mode), Fraction(b) / Fraction(a), oracle, "f64", mode)
