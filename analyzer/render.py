@@ -13,6 +13,8 @@ KL005       a precision-mode rule is broken (``--precision-mode``)
 
 from __future__ import annotations
 
+import re
+
 import io
 import json
 from pathlib import Path
@@ -85,7 +87,8 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
         classes.add_column("class")
         classes.add_column("static", justify="right")
         classes.add_column(f"executed per {dyn['per']}", justify="right")
-        main = [c for c in data["classes"] if not c[-1].isdigit()]
+        # width-suffixed subclasses (LOAD_SHARED_128) are folded into their class; MTE2, CUBE_S8 stay
+        main = [c for c in data["classes"] if not re.search(r"_\d+$", c)]
         for c in main:
             classes.add_row(c, str(data["classes"][c]), _fmt(dyn["mix"].get(c, 0)))
         console.print(classes)

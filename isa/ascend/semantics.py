@@ -24,6 +24,14 @@ QUANT_OUT = {"NoQuant": None, "F322F16": "f16", "F322BF16": "bf16", "DEQF16": "f
              "REQ8": "s8", "VREQ8": "s8", "QF322B8_PRE": "s8", "VQF322B8_PRE": "s8"}
 
 
+#: Every class name ``describe`` can give, for expectations such as ``validate-kernel --expect 'CUBE>=1'``.
+CLASSES = frozenset(
+    {"CUBE", "FIXPIPE", "MTE1", "MTE2", "MTE3", "VECTOR", "SYNC", "SCALAR"}
+    | {f"CUBE_{dt.upper()}" for dt in ACCUMULATOR}
+    | {f"VECTOR_{dt.upper()}" for dt in ("f16", "bf16", "f32", "s16", "s32", "u16", "u32", "s8", "u8")}
+)
+
+
 def _imm(ins: Instruction, i: int) -> int | None:
     op = ins.operands[i] if i < len(ins.operands) else None
     return int(op.value) if isinstance(op, Immediate) and op.kind == "int" else None

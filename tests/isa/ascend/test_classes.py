@@ -1,0 +1,33 @@
+"""Ascend-like instruction classes work in validate-kernel expectations and show in its table."""
+
+from __future__ import annotations
+
+from analyzer.cli import main
+from isa.ascend.semantics import CLASSES
+from tests.conftest import EXAMPLES
+
+GEMM_S8 = str(EXAMPLES / "ascend" / "gemm_s8_requant.asm")
+
+
+def test_every_class_describe_gives_is_listed():
+    import isa
+    from isa.semantics import describe
+
+    seen = set()
+    for path in sorted((EXAMPLES / "ascend").glob("*.asm")):
+        for k in isa.load(path).kernels:
+            for ins in k.instructions:
+                seen |= describe(ins, "ascend").classes
+    assert seen and seen <= CLASSES
+    assert {"CUBE", "CUBE_S8", "MTE1", "MTE2", "FIXPIPE", "VECTOR", "SYNC", "SCALAR"} <= seen
+
+
+def test_expectations_on_an_int8_cube_kernel(capsys):
+    assert main([GEMM_S8, "--expect", "CUBE>=1", "--expect", "CUBE_S8==1", "--expect", "MTE1==6",
+                 "--forbid", "CUBE_F16"]) == 0
+    out = capsys.readouterr().out
+    for cls in ("MTE1", "MTE2", "CUBE_S8", "FIXPIPE"):
+        assert f"│ {cls} " in out
+    assert main([GEMM_S8, "--expect", "CUBE_F16>=1"]) == 1
+    out = capsys.readouterr().out
+    assert "expected CUBE_F16 >= 1, found 0" in out and "gemm_s8_requant.asm:111: mad.s8" in out
