@@ -80,7 +80,8 @@ def run_ascend(args) -> int:
         peak_used = peak_all * res.launch.blocks / machine.cube_cores
         out["gemm"] = {"flops": work, "tflops": work / t.seconds / 1e12 if t.seconds else 0.0,
                        "peak_tflops": peak_all / 1e12, "peak_tflops_cores_used": peak_used / 1e12,
-                       "fraction_of_peak": work / t.seconds / peak_all if t.seconds else 0.0}
+                       "fraction_of_peak": work / t.seconds / peak_all if t.seconds else 0.0,
+                       "unit": "TOPS" if meta["dtype"] == "s8" else "TFLOP/s"}
     rc = 0
     if args.check:
         out["check"] = compare(res.outputs, reference(meta, inputs), meta)
@@ -112,7 +113,7 @@ def _text(o: dict, functional: bool) -> str:
              f"  cycles {o['cycles']:.0f}  time {o['seconds'] * 1e6:.2f} us"]
     if "gemm" in o:
         g = o["gemm"]
-        lines.append(f"  {g['tflops']:.1f} TFLOP/s of {g['peak_tflops']:.1f} peak ({g['fraction_of_peak'] * 100:.1f} % "
+        lines.append(f"  {g['tflops']:.1f} {g['unit']} of {g['peak_tflops']:.1f} peak ({g['fraction_of_peak'] * 100:.1f} % "
                      f"of peak; {g['peak_tflops_cores_used']:.1f} for the cores used)")
     lines.append("  pipe   busy cycles   utilisation")
     for p, v in o["pipes"].items():
