@@ -12,9 +12,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-# Set up, then check the bundled WMMA example really runs on tensor cores with fp16 inputs.
+# Set up, then check the bundled WMMA example really runs on tensor cores (fp16 in, fp32 accumulate),
+# with exact work for its launch (M=48, N=32, K=64 on a 2x3 grid of one-warp blocks).
 demo: $(STAMP)
-	$(BIN)/validate-kernel examples/ptx/hgemm_wmma.sm_90.ptx --expect 'TENSOR_CORE>=1' --forbid FP32_FMA
+	$(BIN)/validate-kernel examples/ptx/hgemm_wmma.sm_90.ptx --expect 'TENSOR_CORE>=1' --forbid FP32_FMA \
+	    --precision-mode cube_fp16in_fp32out --param K=64 --grid 2,3,1 --block 32,1,1
 
 # The whole test suite (what .ci/run executes).
 test: $(STAMP)
