@@ -224,9 +224,10 @@ def _render_text(path, fn, spec, module, stats, seconds, problems, report, heat,
     rate = f" ({ti / seconds / 1e6:.2f} M thread-instructions/s)" if seconds > 0 and ti else ""
     lines.append(f"  simulated in {seconds:.3f} s{rate}")
     for key in ("warp_instructions", "thread_instructions", "shared_load_wavefronts",
-                "shared_store_wavefronts", "global_load_sectors", "global_store_sectors"):
+                "shared_store_wavefronts", "global_load_sectors", "global_store_sectors", "global_atomic_sectors"):
         if key in stats:
-            lines.append(f"  {key:<24} {stats[key]}")
+            if key != "global_atomic_sectors" or stats[key]:
+                lines.append(f"  {key:<24} {stats[key]}")
     if isinstance(stats.get("bytes_by_space"), dict):
         parts = ", ".join(f"{k} {v}" for k, v in sorted(stats["bytes_by_space"].items()) if v)
         lines.append(f"  {'bytes_by_space':<24} {parts or '-'}")

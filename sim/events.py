@@ -10,10 +10,11 @@ into :class:`WarpEvent` records, one per warp-instruction. A shared load of an S
                      ctas=array([0, 0, ...]), warps=array([0, 1, ...]), active=<[W, 32] bool>,
                      space='shared', kind='load', width=4, addresses=<[W, 32] uint64>)
 
-Events are built only when a listener is registered. ``MemoryStats`` is the listener the
-simulator installs by default: it turns shared-memory events into wavefronts and global events
-into 32-byte sectors (``sim.memory.banks``, the H200 model) and is called only for memory
-instructions.
+Events are built only when a listener is registered. :class:`sim.memory.heat.MemoryHeat` is the
+listener the simulator installs by default (unless one is passed in): it turns shared-memory events
+into wavefronts and global events into 32-byte sectors (``sim.memory.banks``, the H200 model), per
+instruction and in total, and is called only for memory instructions. ``kind`` is ``'load'``,
+``'store'``, ``'atomic'`` or ``'async_store'`` (the shared-memory side of ``cp.async``).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ class WarpEvent:
     warp: int
     active: np.ndarray            # [32] bool
     space: str | None = None
-    kind: str | None = None       # 'load', 'store', 'atomic' or None
+    kind: str | None = None       # 'load', 'store', 'atomic', 'async_store' or None
     width: int = 0                # bytes per lane
     addresses: np.ndarray | None = None  # [32] uint64, space-local addresses
 
@@ -78,65 +79,9 @@ class Listener(Protocol):
 ListenerFn = Callable[[InstructionEvent], None]
 
 
-class MemoryStats:
-    """Shared-memory wavefronts and global sectors per kernel, from memory events."""
+def MemoryStats():
+    """The default memory listener of ``run_kernel``: a :class:`sim.memory.heat.MemoryHeat`, whose
+    per-instruction sites give both the heat and the launch totals (``as_stats()``)."""
+    from sim.memory.heat import MemoryHeat
 
-    memory_only = True
-
-    def __init__(self) -> None:
-        self.shared_load_wavefronts = 0
-        self.shared_store_wavefronts = 0
-        self.shared_load_requests = 0
-        self.shared_store_requests = 0
-        self.global_load_sectors = 0
-        self.global_store_sectors = 0
-        self.global_load_requests = 0
-        self.global_store_requests = 0
-        self.by_pc: dict[int, dict[str, int]] = {}
-
-    def __call__(self, ev: InstructionEvent) -> None:
-        if ev.addresses is None or ev.width <= 0 or ev.kind not in ("load", "store", "atomic"):
-            return
-        from sim.memory.banks import global_sectors, shared_wavefronts
-
-        n = len(ev.warps)
-        width = ev.width if ev.width in (1, 2, 4, 8, 16) else 4
-        if ev.space == "shared":
-            load = ev.kind in ("load", "atomic")
-            w = int(np.sum(shared_wavefronts(ev.addresses, width, ev.kind == "load", ev.active)))
-            if ev.kind == "atomic":
-                self.shared_load_wavefronts += w
-                self.shared_store_wavefronts += w
-            elif load:
-                self.shared_load_wavefronts += w
-                self.shared_load_requests += n
-            else:
-                self.shared_store_wavefronts += w
-                self.shared_store_requests += n
-            d = self.by_pc.setdefault(ev.pc, {"wavefronts": 0, "requests": 0})
-            d["wavefronts"] += w
-            d["requests"] += n
-        elif ev.space == "global":
-            s = int(np.sum(global_sectors(ev.addresses, width, ev.active)))
-            if ev.kind == "load":
-                self.global_load_sectors += s
-                self.global_load_requests += n
-            else:
-                self.global_store_sectors += s
-                self.global_store_requests += n
-            d = self.by_pc.setdefault(ev.pc, {"sectors": 0, "requests": 0})
-            d["sectors"] += s
-            d["requests"] += n
-
-    def as_stats(self) -> dict:
-        return {
-            "shared_load_wavefronts": self.shared_load_wavefronts,
-            "shared_store_wavefronts": self.shared_store_wavefronts,
-            "shared_load_requests": self.shared_load_requests,
-            "shared_store_requests": self.shared_store_requests,
-            "global_load_sectors": self.global_load_sectors,
-            "global_store_sectors": self.global_store_sectors,
-            "global_sectors": self.global_load_sectors + self.global_store_sectors,
-            "global_load_requests": self.global_load_requests,
-            "global_store_requests": self.global_store_requests,
-        }
+    return MemoryHeat()

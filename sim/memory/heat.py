@@ -11,6 +11,11 @@ SGEMM's inner-loop load::
 Shared accesses cost wavefronts (``sim.memory.banks``, the H200 model), global accesses 32-byte
 sectors; ``*_ideal`` is the cost of the same bytes without conflicts (one wavefront per lane group,
 the minimal number of sectors), so ``wavefronts / ideal`` is the replay factor the heat shows.
+
+The same listener gives the launch totals of ``run_kernel``'s stats (:meth:`MemoryHeat.as_stats`),
+counted as Nsight Compute counts them: ``cp.async`` shared-memory writes (``async_store`` events)
+are not LSU shared stores and are skipped; global atomics/reductions have their own sector count
+(``l1tex__t_sectors_pipe_lsu_mem_global_op_atom/red``), apart from loads and stores.
 """
 
 from __future__ import annotations
@@ -34,7 +39,13 @@ class Site:
     shared_ideal: int = 0
     global_load_sectors: int = 0
     global_store_sectors: int = 0
+    global_atomic_sectors: int = 0      # atom/red on global memory (ncu counts them apart)
     global_ideal_sectors: int = 0
+    shared_load_requests: int = 0       # warp-level requests (SASS instructions if ptxas kept them)
+    shared_store_requests: int = 0
+    global_load_requests: int = 0
+    global_store_requests: int = 0
+    global_atomic_requests: int = 0
 
     @property
     def shared_wavefronts(self) -> int:
@@ -46,7 +57,7 @@ class Site:
 
     @property
     def global_sectors(self) -> int:
-        return self.global_load_sectors + self.global_store_sectors
+        return self.global_load_sectors + self.global_store_sectors + self.global_atomic_sectors
 
     @property
     def replay(self) -> float:
@@ -68,7 +79,11 @@ class Site:
 
 
 class MemoryHeat:
-    """Listener: memory cost per instruction index (``pc``) of each kernel run through it."""
+    """Listener: memory cost per instruction index (``pc``) of each kernel run through it.
+
+    ``run_kernel`` installs one by default (or uses the one passed in ``listeners``), so the
+    per-instruction heat and the launch's ``shared_*_wavefronts`` / ``global_*_sectors`` stats come
+    from one computation."""
 
     memory_only = True
 
@@ -76,43 +91,81 @@ class MemoryHeat:
         self.sites: dict[int, Site] = {}
 
     def __call__(self, ev) -> None:
-        if ev.addresses is None or ev.width <= 0 or ev.space not in ("shared", "global"):
-            return
+        kind = ev.kind
+        if ev.addresses is None or ev.width <= 0 or ev.space not in ("shared", "global") \
+                or kind not in ("load", "store", "atomic"):
+            return                      # async_store: cp.async writes to shared are not LSU stores
         active = np.asarray(ev.active, dtype=bool)
-        if not active.any():
+        if active.ndim == 1:
+            active = active[None]
+        busy = active.any(axis=-1)
+        n = int(busy.sum())
+        if n == 0:
             return
-        site = self.sites.setdefault(int(ev.pc), Site())
-        n = int(active.any(axis=-1).sum()) if active.ndim > 1 else 1
+        site = self.sites.get(ev.pc)
+        if site is None:
+            site = self.sites[ev.pc] = Site()
         site.executions += n
-        width = ev.width if ev.width in _WIDTHS else 4
         if ev.space == "shared":
-            is_load = ev.kind == "load"
+            width = ev.width if ev.width in _WIDTHS else 4
+            is_load = kind == "load"
             wf, ideal, _ = shared_costs(ev.addresses, width, is_load, active)
-            w = int(np.sum(wf))
-            if ev.kind == "atomic":     # read-modify-write: both directions
+            w = int(wf.sum())
+            if kind == "atomic":     # read-modify-write: both directions
                 site.shared_load_wavefronts += w
                 site.shared_store_wavefronts += w
-                site.shared_ideal += 2 * int(np.sum(ideal))
+                site.shared_ideal += 2 * int(ideal.sum())
             elif is_load:
                 site.shared_load_wavefronts += w
-                site.shared_ideal += int(np.sum(ideal))
+                site.shared_load_requests += n
+                site.shared_ideal += int(ideal.sum())
             else:
                 site.shared_store_wavefronts += w
-                site.shared_ideal += int(np.sum(ideal))
+                site.shared_store_requests += n
+                site.shared_ideal += int(ideal.sum())
         else:
             s = int(np.sum(global_sectors(ev.addresses, ev.width, active)))
             lanes = active.sum(axis=-1)
             site.global_ideal_sectors += int(np.sum(-(-(lanes * int(ev.width)) // SECTOR_BYTES)))
-            if ev.kind == "load":
+            if kind == "load":
                 site.global_load_sectors += s
-            else:
+                site.global_load_requests += n
+            elif kind == "store":
                 site.global_store_sectors += s
+                site.global_store_requests += n
+            else:
+                site.global_atomic_sectors += s
+                site.global_atomic_requests += n
 
     def totals(self) -> Site:
         out = Site()
         for s in self.sites.values():
             out.add(s)
         return out
+
+    def as_stats(self) -> dict:
+        """Launch totals under the names of ``run_kernel``'s stats."""
+        t = self.totals()
+        return {
+            "shared_load_wavefronts": t.shared_load_wavefronts,
+            "shared_store_wavefronts": t.shared_store_wavefronts,
+            "shared_load_requests": t.shared_load_requests,
+            "shared_store_requests": t.shared_store_requests,
+            "global_load_sectors": t.global_load_sectors,
+            "global_store_sectors": t.global_store_sectors,
+            "global_atomic_sectors": t.global_atomic_sectors,
+            "global_sectors": t.global_sectors,
+            "global_load_requests": t.global_load_requests,
+            "global_store_requests": t.global_store_requests,
+            "global_atomic_requests": t.global_atomic_requests,
+        }
+
+    def by_pc(self) -> dict[int, dict[str, int]]:
+        """pc -> wavefronts, sectors and requests of that instruction (``stats['memory_by_pc']``)."""
+        return {pc: {"wavefronts": s.shared_wavefronts, "sectors": s.global_sectors,
+                     "requests": s.shared_load_requests + s.shared_store_requests + s.global_load_requests
+                     + s.global_store_requests + s.global_atomic_requests}
+                for pc, s in sorted(self.sites.items())}
 
     def by_line(self, function) -> dict[int, Site]:
         """PTX source line -> summed :class:`Site` (``function`` is the IR kernel that ran;

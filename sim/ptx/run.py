@@ -68,7 +68,8 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
     """Run kernel ``entry`` over ``grid`` x ``block`` threads; see the module docstring.
 
     ``listeners`` receive :class:`sim.events.InstructionEvent` objects; ``memory_stats`` adds the
-    default shared-wavefront / global-sector listener; ``max_steps`` bounds the number of
+    default shared-wavefront / global-sector listener (a :class:`sim.memory.heat.MemoryHeat`; an
+    empty one among ``listeners`` is used instead of a second); ``max_steps`` bounds the number of
     instruction executions (a ``max_steps`` problem stops the launch); ``buffer_names`` names the
     arguments in problem reports (default: the PTX parameter names).
     """
@@ -114,11 +115,13 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
 
     listeners = list(listeners)
     mstats = None
-    if memory_stats:
-        from sim.events import MemoryStats
+    if memory_stats:                  # one MemoryHeat serves the stats and a caller's heat column
+        from sim.memory.heat import MemoryHeat
 
-        mstats = MemoryStats()
-        listeners.insert(0, mstats)
+        mstats = next((l for l in listeners if type(l) is MemoryHeat and not l.sites), None)
+        if mstats is None:
+            mstats = MemoryHeat()
+            listeners.insert(0, mstats)
     M = Machine(module, fn, grid, block, bytes(params), offsets, gmem, global_symbols, dynamic_shared_bytes,
                 batch_threads=batch_threads, listeners=listeners, max_steps=max_steps,
                 check_uninitialized=check_uninitialized, check_races=check_races)
@@ -192,7 +195,7 @@ def _stats(M: Machine, mstats) -> dict:
     }
     if mstats is not None:
         out.update(mstats.as_stats())
-        out["memory_by_pc"] = mstats.by_pc
+        out["memory_by_pc"] = mstats.by_pc()
     else:
         out.update({"shared_load_wavefronts": None, "shared_store_wavefronts": None, "global_sectors": None})
     return out

@@ -159,3 +159,46 @@ def test_heat_accumulates_per_instruction_and_per_line():
     assert lines[103].global_sectors == 32
     assert lines[104].global_sectors == 1 and lines[104].shared_wavefronts == 2   # pcs 8 and 9
     assert lines[104].to_dict()["bank_conflicts"] == 0 and lines[104].executions == 2
+
+
+def test_heat_skips_cp_async_shared_writes_and_counts_global_atomics_apart():
+    from sim.memory.heat import MemoryHeat
+    heat = MemoryHeat()
+    heat(_event(1, "shared", "async_store", 16, np.stack([16 * L])))          # cp.async into shared
+    heat(_event(2, "global", "atomic", 4, np.stack([0x7F0000000000 + 0 * L])))  # 32 lanes, one word
+    heat(_event(2, "global", "atomic", 4, np.stack([0x7F0000000000 + 4 * L])))
+    assert 1 not in heat.sites
+    s2 = heat.sites[2]
+    assert (s2.global_atomic_sectors, s2.global_atomic_requests, s2.global_store_sectors) == (5, 2, 0)
+    st = heat.as_stats()
+    assert st["global_atomic_sectors"] == 5 and st["global_sectors"] == 5 and st["global_store_sectors"] == 0
+    assert heat.by_pc() == {2: {"wavefronts": 0, "sectors": 5, "requests": 2}}
+
+
+def test_one_heat_listener_serves_run_kernel_stats(monkeypatch):
+    import sim
+    import sim.memory.heat as H
+    from sim.memory.heat import MemoryHeat
+    from tests.sim.ptx.kernels import ptx
+
+    calls = []
+    real = H.shared_costs
+    monkeypatch.setattr(H, "shared_costs", lambda *a, **k: calls.append(1) or real(*a, **k))
+    body = """
+    mul.wide.u32 %rd4, %r1, 8;
+    cvt.u32.u64 %r3, %rd4;
+    st.shared.u32 [%r3], %r1;
+    bar.sync 0;
+    ld.shared.u32 %r2, [%r3];
+    """
+    import isa
+    module = isa.loads(ptx(body))
+    args = lambda: [np.zeros(64, np.uint32), np.zeros(64, np.uint32), np.int32(0)]   # noqa: E731
+    plain = sim.run_kernel(module, "k", 1, 64, args())
+    n_plain = len(calls)
+    heat = MemoryHeat()
+    res = sim.run_kernel(module, "k", 1, 64, args(), listeners=[heat])
+    assert len(calls) == 2 * n_plain == 2 * 2 * 1      # one store + one load per launch, 2 warps at once
+    assert res.stats["shared_store_wavefronts"] == plain.stats["shared_store_wavefronts"] == 2 * 2   # 8-byte stride
+    assert heat.as_stats()["shared_load_wavefronts"] == res.stats["shared_load_wavefronts"] == 4
+    assert res.stats["memory_by_pc"] == heat.by_pc()

@@ -166,6 +166,43 @@ def _flat_base(M, pc, space, lanes_first, addr):
     return M.gmem.data, (addr - U64(GLOBAL_BASE)).astype(np.int64)
 
 
+def wmma_accesses(operand: str, layout: str, etype: str, shape: str) -> tuple[tuple[int, int], ...]:
+    """The LSU accesses a ``wmma.load``/``wmma.store`` becomes, as (first element, bytes) pairs.
+
+    ptxas loads each distinct fragment element once (f16 A/B registers 4-7 repeat 0-3) and merges
+    elements that are adjacent in memory for every lane, in register order, into one aligned vector
+    access of up to 16 bytes: ``wmma.load.a.row.f16`` -> 4 x LDG.32 (8 sectors each for a 16x16
+    tile), ``wmma.store.d.row.f32`` -> 4 x STG.64 (registers 0-1, 2-3, 4-5, 6-7), as Nsight Compute
+    counts them on H200 (examples/h200: 32 load sectors per A or B tile, 32 store sectors per C).
+    Layouts where a register's elements are apart in memory (``.col`` A) give one access per
+    element (not measured on hardware).
+    """
+    from sim.ptx.tensor import wmma_addresses
+    from sim.ptx.tensor.elements import element_type
+
+    size = element_type(etype).bits // 8
+    el = wmma_addresses(operand, layout, etype, np.zeros(1, np.int64), 1 << 16, shape)[0]   # [32, E]
+    units = []
+    seen = set()
+    for e in range(el.shape[1]):
+        key = el[:, e].tobytes()
+        if key not in seen:
+            seen.add(key)
+            units.append((e, el[:, e]))
+    out = []
+    i = 0
+    while i < len(units):
+        first, a0 = units[i]
+        n = 1
+        while i + n < len(units) and (n + 1) * size <= 16 and np.array_equal(units[i + n][1], a0 + size * n):
+            n += 1
+        while n > 1 and (n & (n - 1) or (a0 % (size * n)).any()):
+            n -= 1                                      # a vector access is 2^k elements, aligned
+        out.append((first, size * n))
+        i += n
+    return tuple(out)
+
+
 @op("wmma.load", "wmma.store")
 def _wmma_mem(M, pc, ins, canon, ms, mods):
     from sim.ptx.tensor import wmma_addresses, wmma_load, wmma_store
@@ -186,6 +223,11 @@ def _wmma_mem(M, pc, ins, canon, ms, mods):
     lead = {"a": 16, "b": 16, "c": 16, "d": 16}[operand]
     from sim.ptx.tensor.elements import element_type
     esize = element_type(etype).bits // 8
+    try:
+        accesses = wmma_accesses(operand, layout, etype, shape)
+    except SimulationError as exc:
+        raise M.error(exc.message, ins) from None
+    kind = "load" if load else "store"
 
     def f(m):
         w = _warps(M, m)
@@ -207,7 +249,11 @@ def _wmma_mem(M, pc, ins, canon, ms, mods):
         else:
             _reraise(M, ins, lambda: wmma_store(layout, etype, mem, base, st, frag.read(w), shape))
         d = M.bytes_load if load else M.bytes_store
-        d[space] = d.get(space, 0) + lanes.size * esize
+        wl = _lanes(w)
+        d[space] = d.get(space, 0) + len(wl) * sum(b for _, b in accesses)
+        if M.mem_listeners:
+            for e, nb in accesses:
+                M.emit(pc, wl, space=space, kind=kind, width=nb, addresses=full[:, :, e].reshape(-1).astype(U64))
     return f
 
 
