@@ -544,7 +544,8 @@ def execute(module, spec: LaunchSpec, kernel: str | None = None, *, inputs: Mapp
         raise SimulationError("the PTX simulator engine (sim.run_kernel) is not part of this build")
     t0 = time.perf_counter()
     result = run_kernel(module, fn.name, spec.grid, spec.block, kernel_args(spec, device, decoded),
-                        spec.shared_bytes(module.target), listeners=tuple(listeners))
+                        spec.shared_bytes(module.target), listeners=tuple(listeners),
+                        buffer_names=[a.name for a in spec.args])
     seconds = time.perf_counter() - t0
     return Execution(fn.name, spec, decoded, device, decode_outputs(spec, device),
                      dict(result.stats), tuple(result.problems), seconds)

@@ -123,6 +123,7 @@ def test_out_of_bounds_write_is_reported_with_thread_and_source_line():
     text = str(p)
     assert "oob_write.cu:4" in text and "thread=(72, 0, 0)" in text and "cta=(1, 0, 0)" in text
     assert "4 bytes past the end of 800 bytes" in text
+    assert p.buffer == "out (param 1): 4 bytes past the end of 800 bytes"   # the spec's name, not the PTX's
     # every in-bounds result is still there
     x = ex.inputs["x"]
     assert np.array_equal(ex.outputs["out"], 2.0 * x)
