@@ -22,13 +22,28 @@ from dataclasses import replace
 import threading
 from pathlib import Path
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from .. import ir
 from ..errors import Diagnostic, KernlensError, ParseError, SemanticError, Span, shorten
 
 GRAMMAR = Path(__file__).with_name("grammar.lark")
+
+# lark-cython, where installed, runs the same LALR tables and contextual lexer in compiled code; its
+# tokens are not ``str`` subclasses, so the builder reads ``tok.value`` and tests with ``_TOKENS``.
+try:  # optional accelerator; pure-Python Lark otherwise (KERNLENS_PURE_LARK=1 forces it)
+    import os as _os
+
+    if _os.environ.get("KERNLENS_PURE_LARK"):
+        raise ImportError("pure Lark requested")
+    import lark_cython as _lark_cython
+
+    _PLUGINS = _lark_cython.plugins
+    _TOKENS: tuple[type, ...] = (Token, _lark_cython.Token)
+except ImportError:
+    _PLUGINS = None
+    _TOKENS = (Token,)
 
 SPECIAL_REGISTERS = frozenset(
     """%tid %ntid %ctaid %nctaid %laneid %warpid %nwarpid %smid %nsmid %gridid %clock %clock_hi
@@ -52,9 +67,24 @@ _TERMINAL_NAMES = {
 }
 
 
-def _pos(tok: Token, file: str) -> ir.Span:
-    end_col = getattr(tok, "end_column", None) or (tok.column + len(tok))
-    return Span(file, tok.line, tok.column, getattr(tok, "end_line", tok.line) or tok.line, end_col)
+_new = object.__new__
+
+
+def _mkspan(file: str, line: int, col: int, end_line: int, end_col: int) -> Span:
+    """``Span(file, line, col, end_line, end_col)`` without the frozen dataclass's ``__init__`` (hot path)."""
+    s = _new(Span)
+    d = s.__dict__
+    d["file"] = file
+    d["line"] = line
+    d["col"] = col
+    d["end_line"] = end_line
+    d["end_col"] = end_col
+    return s
+
+
+def _pos(tok, file: str) -> Span:
+    end_col = tok.end_column or (tok.column + len(tok.value))
+    return _mkspan(file, tok.line, tok.column, tok.end_line or tok.line, end_col)
 
 
 def _int(text: str) -> int:
@@ -91,15 +121,19 @@ class _Dims(tuple):
 
 
 class _Builder(Transformer):
-    """Builds IR nodes while Lark parses (inline transformer: no tree)."""
+    """Builds IR nodes while Lark parses (inline transformer: no tree).
+
+    Tokens are read through ``.value``/``.line``/``.column`` only, so that Lark's ``Token`` and
+    lark-cython's both work.
+    """
 
     def __init__(self, file: str):
         super().__init__()
         self.file = file
         self.scope_counter = 0
 
-    def span(self, tok: Token) -> Span:
-        return _pos(tok, self.file)
+    def span(self, tok) -> Span:
+        return _mkspan(self.file, tok.line, tok.column, tok.end_line, tok.end_column)
 
     # ---- header
     def start(self, c):
@@ -111,7 +145,7 @@ class _Builder(Transformer):
         return version, targets, (rest[0] if rest else None)
 
     def version(self, c):
-        return str(c[0])
+        return c[0].value
 
     def target(self, c):
         return list(c)
@@ -120,17 +154,17 @@ class _Builder(Transformer):
         return c[0]
 
     def address_size(self, c):
-        return _int(c[0])
+        return _int(c[0].value)
 
     # ---- variables
     def linkage(self, c):
-        return str(c[0])[1:]
+        return c[0].value[1:]
 
     def space(self, c):
         return c[0]
 
     def align_attr(self, c):
-        return _Param("align", _int(c[0]))
+        return _Param("align", _int(c[0].value))
 
     def type_attr(self, c):
         return _Param("type", c[0])
@@ -145,16 +179,13 @@ class _Builder(Transformer):
         return _Dims(c)
 
     def dim(self, c):
-        return _int(c[0]) if c and c[0] is not None else None
+        return _int(c[0].value) if c and c[0] is not None else None
 
     def initializer(self, c):
         return c[0]
 
     def init_list(self, c):
         return tuple(x for x in c if x is not None)
-
-    def _variable(self, space_tok: Token, attrs, name: Token, dims=(), init=None, linkage=()):
-        return _make_variable(self, str(space_tok)[1:], attrs, name, dims, init, linkage, self.span(space_tok))
 
     def var_decl(self, c):
         space_tok = c[0]
@@ -168,7 +199,7 @@ class _Builder(Transformer):
                 dims = x
             else:
                 init = x
-        return self._variable(space_tok, attrs, name, dims, init)
+        return _make_variable(self, space_tok.value[1:], attrs, name, dims, init, (), self.span(space_tok))
 
     def local_var(self, c):
         return c[0]
@@ -183,7 +214,7 @@ class _Builder(Transformer):
 
     def param(self, c):
         attrs = [x for x in c if isinstance(x, _Param)]
-        toks = [x for x in c if isinstance(x, Token)]
+        toks = [x for x in c if isinstance(x, _TOKENS)]
         dims = next((x for x in c if isinstance(x, _Dims)), ())
         name = toks[-1]
         return _make_variable(self, "param", attrs, name, dims, None, (), self.span(name))
@@ -194,34 +225,32 @@ class _Builder(Transformer):
         return ("entry", name, params, (), ())
 
     def func_head(self, c):
-        groups = [x for x in c if isinstance(x, tuple)]
-        name = next(x for x in c if isinstance(x, Token))
-        attrs = tuple(x for x in c if isinstance(x, str) and not isinstance(x, Token))
-        name_idx = c.index(name)
+        name_idx = next(k for k, x in enumerate(c) if isinstance(x, _TOKENS))
+        name = c[name_idx]
+        attrs = tuple(x for x in c if type(x) is str)
         rets = c[name_idx - 1] if name_idx > 0 and isinstance(c[name_idx - 1], tuple) else ()
         params = c[name_idx + 1] if name_idx + 1 < len(c) and isinstance(c[name_idx + 1], tuple) else ()
-        del groups
         return ("func", name, params, rets, attrs)
 
     def noreturn(self, c):
         return "noreturn"
 
     def abi_preserve(self, c):
-        return f"abi_preserve {_int(c[0])}"
+        return f"abi_preserve {_int(c[0].value)}"
 
     def abi_preserve_control(self, c):
-        return f"abi_preserve_control {_int(c[0])}"
+        return f"abi_preserve_control {_int(c[0].value)}"
 
     def perf_directive(self, c):
         if isinstance(c[0], ir.Pragma):
             return c[0]
-        return (str(c[0])[1:], tuple(_int(x) for x in c[1:] if x is not None))
+        return (c[0].value[1:], tuple(_int(x.value) for x in c[1:] if x is not None))
 
     def body(self, c):
         return ("body", tuple(c))
 
     def function(self, c):
-        links = [x for x in c if isinstance(x, str) and not isinstance(x, Token)]
+        links = [x for x in c if type(x) is str]
         head = next(x for x in c if isinstance(x, tuple) and x and x[0] in ("entry", "func"))
         kind, name, params, rets, attrs = head
         directives = []
@@ -234,7 +263,7 @@ class _Builder(Transformer):
             elif isinstance(x, ir.Pragma):
                 directives.append(("pragma", (x.text,)))
         return ir.Function(
-            name=str(name), is_kernel=(kind == "entry"), params=tuple(params), returns=tuple(rets),
+            name=name.value, is_kernel=(kind == "entry"), params=tuple(params), returns=tuple(rets),
             body=body, linkage=tuple(links), directives=tuple(directives), attributes=attrs,
             span=self.span(name),
         )
@@ -245,16 +274,16 @@ class _Builder(Transformer):
         return ir.Scope(body=tuple(c), id=self.scope_counter)
 
     def label(self, c):
-        return ir.Label(str(c[0]).rstrip(": \t"), span=self.span(c[0]))
+        return ir.Label(c[0].value.rstrip(": \t"), span=self.span(c[0]))
 
     def reg_plain(self, c):
-        return (str(c[0]), None, c[0])
+        return (c[0].value, None, c[0])
 
     def reg_range(self, c):
-        return (str(c[0]), _int(c[1]), c[0])
+        return (c[0].value, _int(c[1].value), c[0])
 
     def reg_decl(self, c):
-        types = [str(x)[1:] for x in c if isinstance(x, Token)]
+        types = [x.value[1:] for x in c if isinstance(x, _TOKENS)]
         items = [x for x in c if isinstance(x, tuple)]
         vector = next((t for t in types if t in ("v2", "v4", "v8")), None)
         typ = next((t for t in types if t not in ("v2", "v4", "v8")), "b32")
@@ -270,7 +299,7 @@ class _Builder(Transformer):
         return ir.RegisterDecl(typ, tuple(i[0] for i in items), vector=vector, span=self.span(first_tok))
 
     def loc(self, c):
-        file, line, col = (_int(x) for x in c[:3])
+        file, line, col = (_int(x.value) for x in c[:3])
         fname = None
         inlined = None
         for extra in c[3:]:
@@ -284,56 +313,60 @@ class _Builder(Transformer):
         return ("function", c[0])
 
     def loc_inlined(self, c):
-        return ("inlined", tuple(_int(x) for x in c))
+        return ("inlined", tuple(_int(x.value) for x in c))
 
     def loc_target(self, c):
-        return str(c[0]) if len(c) == 1 or c[1] is None else f"{c[0]}+{c[1]}"
+        return c[0].value if len(c) == 1 or c[1] is None else f"{c[0].value}+{c[1].value}"
 
     def pragma(self, c):
-        return ir.Pragma(", ".join(str(x) for x in c), span=self.span(c[0]))
+        return ir.Pragma(", ".join(x.value for x in c), span=self.span(c[0]))
 
     def callprototype(self, c):
         tok = c[0]
-        name = str(tok).rstrip(": \t")
-        rest = " ".join(_render_group(x) if isinstance(x, tuple) else str(x) for x in c[1:])
+        name = tok.value.rstrip(": \t")
+        rest = " ".join(_render_group(x) if isinstance(x, tuple) else x.value for x in c[1:])
         return ir.Directive("callprototype", f"{name}: {rest}", span=self.span(tok))
 
     def targets_directive(self, c):
         tok = c[0]
-        name = str(tok).rstrip(": \t")
-        return ir.Directive("calltargets", f"{name}: " + ", ".join(str(x) for x in c[2:]),
+        name = tok.value.rstrip(": \t")
+        return ir.Directive("calltargets", f"{name}: " + ", ".join(x.value for x in c[2:]),
                             span=self.span(tok))
 
     # ---- instructions
     def guard_pos(self, c):
-        return ir.Guard(str(c[0]), False, span=self.span(c[0]))
+        return ir.Guard(c[0].value, False, span=self.span(c[0]))
 
     def guard_neg(self, c):
-        return ir.Guard(str(c[0]), True, span=self.span(c[0]))
+        return ir.Guard(c[0].value, True, span=self.span(c[0]))
 
     def instruction(self, c):
-        guard = c[0] if isinstance(c[0], ir.Guard) else None
-        name_tok = c[1] if guard else c[0]
-        ops = c[-1] if isinstance(c[-1], tuple) else ()
-        name, *mods = str(name_tok).split(".")
-        start = guard.span if guard else self.span(name_tok)
+        if type(c[0]) is ir.Guard:
+            guard = c[0]
+            name_tok = c[1]
+            ops = tuple(c[2:])
+        else:
+            guard = None
+            name_tok = c[0]
+            ops = tuple(c[1:])
+        name, *mods = name_tok.value.split(".")
+        if guard:
+            line, col = guard.span.line, guard.span.col
+        else:
+            line, col = name_tok.line, name_tok.column
         return ir.Instruction(name, tuple(mods), ops, guard,
-                              span=Span(self.file, start.line, start.col, name_tok.line,
-                                        name_tok.column + len(name_tok)))
-
-    def operands(self, c):
-        return tuple(c)
+                              span=_mkspan(self.file, line, col, name_tok.line, name_tok.end_column))
 
     def name(self, c):
         t = c[0]
-        s = str(t)
-        if s.startswith("%"):
-            return ir.Register(s, span=self.span(t))
-        return ir.Symbol(s, span=self.span(t))
+        s = t.value
+        if s[0] == "%":
+            return ir.Register(s, None, self.span(t))
+        return ir.Symbol(s, self.span(t))
 
     def name_component(self, c):
         t = c[0]
-        return ir.Register(str(t), str(c[1])[1:], span=self.span(t))
+        return ir.Register(t.value, c[1].value[1:], self.span(t))
 
     def sink(self, c):
         return ir.Sink()
@@ -342,7 +375,7 @@ class _Builder(Transformer):
         return ir.Pair(c[0], c[1])
 
     def negated(self, c):
-        return ir.Negated(self._base(c[0]))
+        return ir.Negated(self.name(c))
 
     def operand_list(self, c):
         return ir.OperandList(tuple(x for x in c if x is not None))
@@ -350,70 +383,78 @@ class _Builder(Transformer):
     def vector(self, c):
         return ir.Vector(tuple(x for x in c if x is not None))
 
-    def _base(self, tok: Token):
-        s = str(tok)
-        return ir.Register(s, span=self.span(tok)) if s.startswith("%") else ir.Symbol(s, span=self.span(tok))
-
     def addr_plain(self, c):
-        return ir.Address(self._base(c[0]), 0)
+        return ir.Address(self.name(c), 0)
 
     def addr_plus(self, c):
-        return ir.Address(self._base(c[0]), _int(c[1]))
+        return ir.Address(self.name(c), _int(c[1].value))
 
     def addr_plus_neg(self, c):
-        return ir.Address(self._base(c[0]), -_int(c[1]))
+        return ir.Address(self.name(c), -_int(c[1].value))
 
     def addr_abs(self, c):
-        return ir.Address(None, _int(c[0]))
+        return ir.Address(None, _int(c[0].value))
 
     def addr_unified(self, c):
-        return replace(c[0], suffix=str(c[1])[1:])
+        return replace(c[0], suffix=c[1].value[1:])
 
     def pos_int(self, c):
-        return ir.Immediate(_int(c[0]), "int", str(c[0]), span=self.span(c[0]))
+        t = c[0].value
+        return ir.Immediate(_int(t), "int", t, self.span(c[0]))
 
     def neg_int(self, c):
-        return ir.Immediate(-_int(c[0]), "int", "-" + str(c[0]), span=self.span(c[0]))
+        t = c[0].value
+        return ir.Immediate(-_int(t), "int", "-" + t, self.span(c[0]))
 
     def f32_imm(self, c):
-        return ir.Immediate(_f32(c[0]), "f32", str(c[0]), span=self.span(c[0]))
+        t = c[0].value
+        return ir.Immediate(_f32(t), "f32", t, self.span(c[0]))
 
     def f64_imm(self, c):
-        return ir.Immediate(_f64(c[0]), "f64", str(c[0]), span=self.span(c[0]))
+        t = c[0].value
+        return ir.Immediate(_f64(t), "f64", t, self.span(c[0]))
 
     def float_imm(self, c):
-        return ir.Immediate(float(c[0]), "float", str(c[0]), span=self.span(c[0]))
+        t = c[0].value
+        return ir.Immediate(float(t), "float", t, self.span(c[0]))
 
     def neg_float_imm(self, c):
-        return ir.Immediate(-float(c[0]), "float", "-" + str(c[0]), span=self.span(c[0]))
+        t = c[0].value
+        return ir.Immediate(-float(t), "float", "-" + t, self.span(c[0]))
 
     # ---- constant expressions
     def c_int(self, c):
-        return ir.Immediate(_int(c[0]), "int", str(c[0]))
+        t = c[0].value
+        return ir.Immediate(_int(t), "int", t)
 
     def c_neg_int(self, c):
-        return ir.Immediate(-_int(c[0]), "int", "-" + str(c[0]))
+        t = c[0].value
+        return ir.Immediate(-_int(t), "int", "-" + t)
 
     def c_f32(self, c):
-        return ir.Immediate(_f32(c[0]), "f32", str(c[0]))
+        t = c[0].value
+        return ir.Immediate(_f32(t), "f32", t)
 
     def c_f64(self, c):
-        return ir.Immediate(_f64(c[0]), "f64", str(c[0]))
+        t = c[0].value
+        return ir.Immediate(_f64(t), "f64", t)
 
     def c_float(self, c):
-        return ir.Immediate(float(c[0]), "float", str(c[0]))
+        t = c[0].value
+        return ir.Immediate(float(t), "float", t)
 
     def c_neg_float(self, c):
-        return ir.Immediate(-float(c[0]), "float", "-" + str(c[0]))
+        t = c[0].value
+        return ir.Immediate(-float(t), "float", "-" + t)
 
     def c_name(self, c):
-        return ir.Expression(str(c[0]))
+        return ir.Expression(c[0].value)
 
     def c_call(self, c):
-        return ir.Expression(f"{c[0]}({_expr_text(c[1])})")
+        return ir.Expression(f"{c[0].value}({_expr_text(c[1])})")
 
     def c_mask(self, c):
-        return ir.Expression(f"{c[0]}({_expr_text(c[1])})")
+        return ir.Expression(f"{c[0].value}({_expr_text(c[1])})")
 
     def c_paren(self, c):
         return ir.Expression(f"({_expr_text(c[0])})")
@@ -427,18 +468,18 @@ class _Builder(Transformer):
     # ---- debug information
     def file_entry(self, c):
         idx, name, *rest = c
-        ts = _int(rest[0]) if len(rest) > 0 and rest[0] is not None else None
-        size = _int(rest[1]) if len(rest) > 1 and rest[1] is not None else None
-        return ir.FileEntry(_int(idx), _unquote(name), ts, size, span=self.span(idx))
+        ts = _int(rest[0].value) if len(rest) > 0 and rest[0] is not None else None
+        size = _int(rest[1].value) if len(rest) > 1 and rest[1] is not None else None
+        return ir.FileEntry(_int(idx.value), _unquote(name.value), ts, size, span=self.span(idx))
 
     def section_label(self, c):
-        return ir.SectionEntry("label", label=str(c[0]).rstrip(": \t"))
+        return ir.SectionEntry("label", label=c[0].value.rstrip(": \t"))
 
     def section_data(self, c):
-        return ir.SectionEntry("data", type=str(c[0])[1:], values=tuple(c[1:]))
+        return ir.SectionEntry("data", type=c[0].value[1:], values=tuple(c[1:]))
 
     def section(self, c):
-        return ir.Section(str(c[0]), tuple(c[1:]), span=self.span(c[0]))
+        return ir.Section(c[0].value, tuple(c[1:]), span=self.span(c[0]))
 
 
 def _unquote(tok: str) -> str:
@@ -501,8 +542,9 @@ _LARK: list[Lark] = []
 def _lark() -> Lark:
     """The shared LALR parser; its inline transformer is re-targeted for each parse under a lock."""
     if not _LARK:
+        options = {"_plugins": _PLUGINS} if _PLUGINS else {}
         _LARK.append(Lark(GRAMMAR.read_text(), parser="lalr", lexer="contextual", maybe_placeholders=True,
-                          transformer=_Builder("<text>")))
+                          transformer=_Builder("<text>"), **options))
     return _LARK[0]
 
 
