@@ -22,10 +22,21 @@ def _target(ins: ir.Instruction, fn: ir.Function) -> int | None:
     return None
 
 
-def reconvergence_points(fn: ir.Function) -> list[int]:
-    """For each instruction index: the reconvergence pc if it is a branch, else -1."""
+def _brx_targets(s: ir.Instruction, fn: ir.Function, tables) -> list[int]:
+    """Instruction indices a ``brx.idx %r, table;`` can jump to."""
+    for op in s.operands:
+        if isinstance(op, (ir.Symbol, ir.Register)) and op.name in tables:
+            return [fn.labels[t] for t in tables[op.name] if t in fn.labels]
+    return []
+
+
+def reconvergence_points(fn: ir.Function, branch_tables=None) -> list[int]:
+    """For each instruction index: the reconvergence pc if it is a branch, else -1.
+
+    ``branch_tables`` maps ``.branchtargets`` names to label lists (``brx.idx`` successors)."""
     ins = fn.instructions
     n = len(ins)
+    tables = branch_tables or {}
     leaders = {0}
     for i, s in enumerate(ins):
         if s.opcode in ("bra", "brx") or s.opcode in _TERMINATORS:
@@ -34,6 +45,8 @@ def reconvergence_points(fn: ir.Function) -> list[int]:
             t = _target(s, fn)
             if t is not None:
                 leaders.add(t)
+            if s.opcode == "brx":
+                leaders.update(_brx_targets(s, fn, tables))
     leaders.update(v for v in fn.labels.values() if v < n)
     starts = sorted(x for x in leaders if x < n)
     block_of = {}
@@ -57,6 +70,11 @@ def reconvergence_points(fn: ir.Function) -> list[int]:
         elif s.opcode == "bra":
             t = _target(s, fn)
             g.add_edge(st, block_of.get(t, EXIT) if t is not None else EXIT)
+            if s.guard is not None:
+                g.add_edge(st, fall)
+        elif s.opcode == "brx":
+            for t in _brx_targets(s, fn, tables) or [EXIT]:
+                g.add_edge(st, block_of.get(t, EXIT))
             if s.guard is not None:
                 g.add_edge(st, fall)
         else:

@@ -208,6 +208,25 @@ class Machine:
             self.symbols[name] = ("param", off)
         for name, addr in global_symbols.items():
             self.symbols[name] = ("global", addr)
+        from .calls import FunctionInfo, call_graph_cycles, function_addresses, reachable_functions
+
+        for name, addr in function_addresses(module).items():
+            self.symbols.setdefault(name, ("global", addr))
+        # the linked program: the kernel, then every device function it reaches
+        self.funcs: list[FunctionInfo] = [FunctionInfo(0, fn, 0)]
+        base = len(fn.instructions)
+        for k, g in enumerate(reachable_functions(module, fn), start=1):
+            self.funcs.append(FunctionInfo(k, g, base))
+            base += len(g.instructions)
+        self.func_by_name = {f.fn.name: f for f in self.funcs[1:]}
+        self.func_by_addr = {}
+        for name, addr in function_addresses(module).items():
+            if name in self.func_by_name:
+                self.func_by_addr[addr] = self.func_by_name[name]
+        for name in call_graph_cycles({f.fn.name: f.fn for f in self.funcs}):
+            if name in self.func_by_name:
+                self.func_by_name[name].recursive = True
+        self.cur = self.funcs[0]
         self._layout_const(module)
         self.static_shared = self._layout_shared(module, fn)
         self.dynamic_shared = int(dynamic_shared)
@@ -219,17 +238,24 @@ class Machine:
         self.tags = np.zeros(self.shared.data.size, np.uint16) if check_races else None
         self.epoch = np.ones(self.batch, np.uint16)
         self.epoch_stores = np.zeros(self.batch, bool)   # a CTA stored to shared in its current epoch
-        self.local_size = self._layout_local(fn)
+        self.local_size, self.callparam_size = self._layout_frames()
         self.localmem = Region("local", self.local_size, T)
+        self.callparams = Region("callparam", self.callparam_size, T)
+        self.frames: list = []
 
         # registers
         self.regs: dict[str, np.ndarray] = {}
         self.reg_types: dict[str, str] = {}
-        self._declare_registers(fn)
+        for info in self.funcs:
+            self._declare_registers(info)
 
         # program
-        self.instructions = fn.instructions
-        self.reconv = reconvergence_points(fn)
+        self.instructions = [ins for info in self.funcs for ins in info.fn.instructions]
+        self.reconv = []
+        for info in self.funcs:
+            self.cur = info
+            self.reconv += [r if r < 0 else r + info.base
+                             for r in reconvergence_points(info.fn, self.branch_table(info))]
         from isa.ptx.opcodes import split
         from isa.semantics import describe
 
@@ -244,7 +270,11 @@ class Machine:
                 self.infos.append(None)
         from .ops import build
 
-        self.prog = [build(self, pc, ins) for pc, ins in enumerate(self.instructions)]
+        self.prog = []
+        for info in self.funcs:
+            self.cur = info
+            self.prog += [build(self, info.base + i, ins) for i, ins in enumerate(info.fn.instructions)]
+        self.cur = self.funcs[0]
         n = len(self.prog)
         self.pc_warps = [0] * n
         self.pc_threads = [0] * n
@@ -254,7 +284,8 @@ class Machine:
         off = 0
         externs = []
         variables = [v for v in module.variables if v.space == "shared"]
-        variables += [d for d in fn.declarations if isinstance(d, ir.Variable) and d.space == "shared"]
+        for info in self.funcs:
+            variables += [d for d in info.fn.declarations if isinstance(d, ir.Variable) and d.space == "shared"]
         self.shared_vars: list[tuple[str, int, int]] = []
         for v in variables:
             if v.size_bytes is None:
@@ -273,15 +304,42 @@ class Machine:
         self.static_shared_end = dyn
         return off
 
-    def _layout_local(self, fn: ir.Function) -> int:
-        off = 0
-        for d in fn.declarations:
-            if isinstance(d, ir.Variable) and d.space == "local":
-                a = d.align or d.element_bytes
-                off = -(-off // a) * a
-                self.symbols[d.name] = ("local", off)
-                off += d.size_bytes or 0
-        return off
+    def _layout_frames(self) -> tuple[int, int]:
+        """Per-thread memory of every function: its ``.local`` depot in local memory, and its
+        ``.param`` slots (formal parameters, ``func_retval``, call-sequence ``param``/``retval``
+        variables) in call-parameter memory; names resolve per function and scope."""
+        loff = 0
+        poff = 0
+
+        def place(off, v):
+            a = v.align or v.element_bytes or 1
+            off = -(-off // a) * a
+            return off, off + (v.size_bytes or 0)
+
+        for info in self.funcs:
+            l0, p0 = loff, poff
+            if info.fid:
+                params = []
+                for v in info.fn.params:
+                    at, poff = place(poff, v)
+                    info.symbols[(0, v.name)] = ("callparam", at)
+                    params.append((at, v.size_bytes or 0))
+                rets = []
+                for v in info.fn.returns:
+                    at, poff = place(poff, v)
+                    info.symbols[(0, v.name)] = ("callparam", at)
+                    rets.append((at, v.size_bytes or 0))
+                info.params, info.returns = tuple(params), tuple(rets)
+            for sid, d in _scoped_declarations(info.fn.body or (), 0):
+                if d.space == "local":
+                    at, loff = place(loff, d)
+                    info.symbols[(sid, d.name)] = ("local", at)
+                elif d.space == "param":
+                    at, poff = place(poff, d)
+                    info.symbols[(sid, d.name)] = ("callparam", at)
+                    info.sizes[(sid, d.name)] = d.size_bytes or 0
+            info.local_range, info.param_range = (l0, loff), (p0, poff)
+        return loff, poff
 
     def _layout_const(self, module: ir.Module) -> None:
         from .init import flatten_initializer
@@ -301,22 +359,27 @@ class Machine:
         for o, b in chunks:
             self.const.data[o:o + len(b)] = np.frombuffer(b, dtype=np.uint8)
 
-    def _declare_registers(self, fn: ir.Function) -> None:
+    def _declare_registers(self, info) -> None:
+        prefix = f"{info.fid}:" if info.fid else ""
+
         def visit(body, sid):
             for s in body:
                 if isinstance(s, ir.RegisterDecl):
                     for name in s.expanded():
                         key = name if sid == 0 else f"{name}@{sid}"
-                        self.reg_types[key] = s.type
+                        self.reg_types[prefix + key] = s.type
                 elif isinstance(s, ir.Scope):
                     visit(s.body, s.id)
 
-        visit(fn.body or (), 0)
-        for p in fn.params:
-            pass
+        visit(info.fn.body or (), 0)
+
+    def reg_key(self, name: str, scope: int) -> str:
+        """The register file key of ``name`` in ``scope`` of the function being decoded."""
+        key = self.cur.fn.register_key(name, scope)
+        return f"{self.cur.fid}:{key}" if self.cur.fid else key
 
     def reg(self, name: str, scope: int) -> tuple[np.ndarray, str]:
-        key = self.fn.register_key(name, scope)
+        key = self.reg_key(name, scope)
         arr = self.regs.get(key)
         if arr is None:
             t = self.reg_types.get(key)
@@ -325,6 +388,20 @@ class Machine:
             arr = np.zeros(self.T, storage_dtype(t))
             self.regs[key] = arr
         return arr, self.reg_types[key]
+
+    def label_pc(self, name: str) -> int | None:
+        """The program pc of label ``name`` in the function being decoded."""
+        i = self.cur.fn.labels.get(name)
+        return None if i is None else i + self.cur.base
+
+    def branch_table(self, info=None) -> dict[str, tuple[str, ...]]:
+        """``.branchtargets`` lists of a function (default: the one being decoded)."""
+        from .calls import branch_targets
+
+        info = info or self.cur
+        if not hasattr(info, "_targets"):
+            info._targets = branch_targets(self.module, info.fn)
+        return info._targets
 
     # ------------------------------------------------------------------ operand decoding
     def src(self, op, t: str, ins: ir.Instruction):
@@ -355,9 +432,35 @@ class Machine:
             return Writer(store, t)
         raise self.error(f"unsupported destination {op!r}", ins)
 
+    def lookup(self, name: str, ins: ir.Instruction) -> tuple[str, int] | None:
+        """A variable of the function being decoded (innermost scope first), else of the module."""
+        info = self.cur
+        if info.symbols:
+            sid = ins.scope
+            parents = info.fn.scope_parents
+            while True:
+                r = info.symbols.get((sid, name))
+                if r is not None:
+                    return r
+                if sid == 0:
+                    break
+                sid = parents.get(sid, 0)
+        return self.symbols.get(name)
+
+    def param_slot_size(self, name: str, ins: ir.Instruction) -> int:
+        """Bytes of the call-sequence ``.param`` variable ``name`` seen from ``ins``."""
+        sid = ins.scope
+        while True:
+            if (sid, name) in self.cur.sizes:
+                return self.cur.sizes[(sid, name)]
+            if sid == 0:
+                return 0
+            sid = self.cur.fn.scope_parents.get(sid, 0)
+
     def symbol(self, name: str, ins: ir.Instruction) -> tuple[str, int]:
-        if name in self.symbols:
-            return self.symbols[name]
+        r = self.lookup(name, ins)
+        if r is not None:
+            return r
         raise self.error(f"unknown symbol '{name}'", ins)
 
     def expression(self, text: str, ins: ir.Instruction) -> int:
@@ -379,8 +482,8 @@ class Machine:
         if base is None:
             a = U64(off & 0xFFFFFFFFFFFFFFFF)
             return None, lambda lanes: np.full(T if lanes is None else len(lanes), a, np.uint64)
-        if isinstance(base, ir.Symbol) or (isinstance(base, ir.Register) and base.name in self.symbols
-                                           and self.fn.register_key(base.name, ins.scope) not in self.reg_types):
+        if isinstance(base, ir.Symbol) or (isinstance(base, ir.Register) and self.lookup(base.name, ins) is not None
+                                           and self.reg_key(base.name, ins.scope) not in self.reg_types):
             space, addr = self.symbol(base.name, ins)
             a = U64((addr + off) & 0xFFFFFFFFFFFFFFFF)
             return space, lambda lanes: np.full(T if lanes is None else len(lanes), a, np.uint64)
@@ -540,6 +643,9 @@ class Machine:
         elif space == "param":
             flat, ok = self.params.check(0, addr, width)
             data, written = self.params.data, None
+        elif space == "callparam":
+            flat, ok = self.callparams.check(lanes, addr, width)
+            data, written = self.callparams.data, None
         elif space == "const":
             flat, ok = self.const.check(0, addr, width)
             data, written = self.const.data, None
@@ -573,7 +679,7 @@ class Machine:
                 msg = lambda a: (f"{width}-byte {verb} global 0x{a:x} is outside every buffer")  # noqa: E731
             else:
                 size = {"shared": self.shared_size, "local": self.local_size, "param": self.params.size,
-                        "const": self.const.size}[space]
+                        "const": self.const.size, "callparam": self.callparam_size}[space]
                 buf = (lambda a: self.shared_var_at(a)) if space == "shared" else f"{space} memory of {size} bytes"
                 kinds = "out_of_bounds"
                 msg = lambda a: f"{width}-byte {verb} {space} address 0x{a:x} is past the end ({size} bytes)"  # noqa
@@ -699,6 +805,8 @@ class Machine:
             self._account(pc, sp, "store", lanes if sel is None else lanes[sel], a, width)
 
     def _account(self, pc: int, space: str, kind: str, lanes: np.ndarray, addr: np.ndarray, width: int) -> None:
+        if space == "callparam":
+            space = "param"
         d = self.bytes_load if kind == "load" else self.bytes_store
         d[space] = d.get(space, 0) + len(lanes) * width
         if self.mem_listeners:
@@ -761,6 +869,8 @@ class Machine:
             self.epoch.fill(1)
             self.epoch_stores.fill(False)
         self.localmem.data.fill(0)
+        self.callparams.data.fill(0)
+        self.frames = []
         self.commit_groups = 0
 
     def _run_batch(self, start: int) -> None:
@@ -778,6 +888,8 @@ class Machine:
             pc = top[0]
             if pc == top[1] or top[3] == 0 or pc >= n or pc < 0:
                 stack.pop()
+                if self.frames and len(stack) == self.frames[-1].base:
+                    self.end_call(stack)
                 continue
             kind, fn = prog[pc]
             pcw[pc] += top[4]
@@ -814,6 +926,53 @@ class Machine:
             e[4] = int(np.count_nonzero(mask.reshape(-1, WARP).any(axis=1))) if nt else 0
             e[5] = mask
 
+    # ------------------------------------------------------------------ calls
+    def begin_call(self, stack: list, info, mask: np.ndarray, arg_slots, ret_slots) -> None:
+        """Threads ``mask`` enter function ``info``: copy arguments, push a frame and its entry."""
+        from .calls import Frame
+
+        lanes = np.flatnonzero(mask)
+        cp = self.callparams.data[:self.T * self.callparams.stride].reshape(self.T, self.callparams.stride)
+        saved = None
+        if info.recursive and any(f.info is info for f in self.frames):
+            keys = [k for k in self.regs if k.startswith(f"{info.fid}:")]
+            (l0, l1), (p0, p1) = info.local_range, info.param_range
+            lm = self.localmem.data[:self.T * self.localmem.stride].reshape(self.T, self.localmem.stride)
+            saved = ({k: self.regs[k].copy() for k in keys}, lm[:, l0:l1].copy(), cp[:, p0:p1].copy())
+        if len(arg_slots) > len(info.params):
+            raise SimulationError(f"call passes {len(arg_slots)} arguments to {info.fn.name}, which takes "
+                                  f"{len(info.params)}")
+        for (src, ssize), (dst, dsize) in zip(arg_slots, info.params):
+            n = min(ssize, dsize)
+            cp[lanes, dst:dst + n] = cp[lanes, src:src + n]
+        copies = tuple((r[0], c[0], min(r[1], c[1])) for r, c in zip(info.returns, ret_slots))
+        self.frames.append(Frame(len(stack), lanes, copies, saved, info))
+        stack.append(self.entry(info.base, -1, mask))
+
+    def end_call(self, stack: list) -> None:
+        """The frame on top finished (all its threads returned or exited): hand back results."""
+        frame = self.frames.pop()
+        cp = self.callparams.data[:self.T * self.callparams.stride].reshape(self.T, self.callparams.stride)
+        lanes = frame.lanes
+        results = [cp[lanes, src:src + n].copy() for src, _, n in frame.copies]
+        if frame.saved is not None:
+            regs, loc, par = frame.saved
+            for k, v in regs.items():
+                self.regs[k][...] = v
+            (l0, l1), (p0, p1) = frame.info.local_range, frame.info.param_range
+            lm = self.localmem.data[:self.T * self.localmem.stride].reshape(self.T, self.localmem.stride)
+            lm[:, l0:l1] = loc
+            cp[:, p0:p1] = par
+        for (_, dst, n), v in zip(frame.copies, results):
+            cp[lanes, dst:dst + n] = v
+
+    def leave_function(self, stack: list, mask: np.ndarray) -> None:
+        """``ret`` in a device function: threads ``mask`` leave the innermost frame."""
+        keep = ~mask
+        for e in stack[self.frames[-1].base:]:
+            e[2] = e[2] & keep
+            self.refresh(e)
+
     def retire(self, stack: list, mask: np.ndarray) -> None:
         """Threads in ``mask`` exit: remove them from every stack entry."""
         self.exited |= mask
@@ -830,6 +989,15 @@ SPECIAL = frozenset({"%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid",
                      "%cluster_ctarank", "%cluster_nctarank", "%is_explicit_cluster", "%dynamic_smem_size",
                      "%total_smem_size", "%aggr_smem_size"}) | frozenset(f"%envreg{i}" for i in range(32)) \
     | frozenset(f"%pm{i}" for i in range(8))
+
+
+def _scoped_declarations(body, sid: int):
+    """(scope id, variable) for every variable declared in a body, nested scopes included."""
+    for s in body:
+        if isinstance(s, ir.Variable):
+            yield sid, s
+        elif isinstance(s, ir.Scope):
+            yield from _scoped_declarations(s.body, s.id)
 
 
 def to_generic(space: str, addr: int) -> int:

@@ -97,7 +97,10 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
     gmem = GlobalMemory(allocations)
     global_symbols = {v.name: gmem.buffers[len(buf_of_param) + k].base for k, v in enumerate(globals_)}
     if any(v.initializer is not None for v in globals_):    # re-lay initialisers that name other globals
-        syms = {n: ("global", a) for n, a in global_symbols.items()}
+        from .calls import function_addresses
+
+        syms = {n: ("global", a) for n, a in function_addresses(module).items()}
+        syms.update({n: ("global", a) for n, a in global_symbols.items()})
         for k, v in enumerate(globals_):
             b = gmem.buffers[len(buf_of_param) + k]
             raw = flatten_initializer(v, syms, b.size)

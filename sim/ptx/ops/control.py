@@ -20,8 +20,10 @@ from . import guard_mask, not_implemented, op
 
 def _label(M, ins):
     for o in ins.operands:
-        if isinstance(o, (ir.Symbol, ir.Register)) and o.name in M.fn.labels:
-            return M.fn.labels[o.name]
+        if isinstance(o, (ir.Symbol, ir.Register)):
+            t = M.label_pc(o.name)
+            if t is not None:
+                return t
     raise M.error("branch target is not a label of this function", ins)
 
 
@@ -60,12 +62,17 @@ def _bra(M, pc, ins, canon, ms, mods):
 
 @op("ret", "exit")
 def _exit(M, pc, ins, canon, ms, mods):
+    """``exit`` ends threads; ``ret`` does in a kernel, and leaves the function in a callee."""
     G = guard_mask(M, ins)
     nxt = pc + 1
+    in_function = canon == "ret" and M.cur.fid != 0
 
     def leave(M, stack, top):
         mask = top[2] if G is None else top[2] & G()
-        M.retire(stack, mask)
+        if in_function and M.frames:
+            M.leave_function(stack, mask)
+        else:
+            M.retire(stack, mask)
         top[0] = nxt
     return 1, leave
 
@@ -79,14 +86,114 @@ def _trap(M, pc, ins, canon, ms, mods):
     return trap
 
 
+def _slots(M, ins, items, what):
+    """Call-sequence ``.param`` operands -> their (offset, size) in call-parameter memory."""
+    out = []
+    for x in items:
+        if not isinstance(x, (ir.Symbol, ir.Register)):
+            raise M.error(f"call {what} must be .param variables, got {x!r}", ins)
+        space, off = M.symbol(x.name, ins)
+        if space != "callparam":
+            raise M.error(f"call {what} '{x.name}' is not a .param variable of a call sequence", ins)
+        out.append((off, M.param_slot_size(x.name, ins)))
+    return tuple(out)
+
+
 @op("call")
 def _call(M, pc, ins, canon, ms, mods):
-    return not_implemented(M, ins, "call (device-function calls)")
+    """``call.uni (retval0), f, (param0, param1);`` and ``call (retval0), %rd10, (param0), proto;``"""
+    from ..calls import call_parts
+
+    rets, callee, args, _ = call_parts(ins)
+    ret_slots = _slots(M, ins, rets, "results")
+    arg_slots = _slots(M, ins, args, "arguments")
+    G = guard_mask(M, ins)
+    nxt = pc + 1
+    if isinstance(callee, ir.Symbol) or (isinstance(callee, ir.Register) and callee.name in M.func_by_name):
+        info = M.func_by_name.get(callee.name)
+        if info is None:
+            fn = next((f for f in M.module.functions if f.name == callee.name), None)
+            what = "an external function without a body" if fn is not None else "not a function of this module"
+            return not_implemented(M, ins, f"call to '{callee.name}' ({what})")
+
+        def call(M, stack, top):
+            mask = top[2] if G is None else top[2] & G()
+            top[0] = nxt
+            if mask is top[2] or mask.any():
+                M.begin_call(stack, info, mask.copy(), arg_slots, ret_slots)
+        return 1, call
+
+    target = M.src(callee, "u64", ins)
+
+    def call_indirect(M, stack, top):
+        mask = top[2] if G is None else top[2] & G()
+        top[0] = nxt
+        lanes = np.flatnonzero(mask)
+        if len(lanes) == 0:
+            return
+        addr = np.broadcast_to(np.asarray(target()).astype(np.uint64), (M.T,))[lanes]
+        for a in np.unique(addr)[::-1]:
+            sel = lanes[addr == a]
+            info = M.func_by_addr.get(int(a))
+            if info is None:
+                M.report("bad_call", pc, sel, lambda x: f"indirect call to 0x{x:x}, which is no device function "
+                                                        f"of this module", addresses=addr[addr == a])
+                continue
+            m = np.zeros(M.T, bool)
+            m[sel] = True
+            M.begin_call(stack, info, m, arg_slots, ret_slots)
+    return 1, call_indirect
 
 
 @op("brx.idx", "brx")
 def _brx(M, pc, ins, canon, ms, mods):
-    return not_implemented(M, ins, "brx.idx (indirect branches)")
+    """``@%p1 brx.idx %r3, ts;`` with ``ts: .branchtargets L0, L1, L2;``: thread i jumps to the
+    label at index %r3; an index past the list is undefined behaviour (reported; the thread
+    falls through)."""
+    ops = list(ins.operands)
+    table = M.branch_table()
+    name = next((o.name for o in ops[1:] if isinstance(o, (ir.Symbol, ir.Register)) and o.name in table), None)
+    if name is None:
+        raise M.error("brx.idx needs a .branchtargets list of this function", ins)
+    targets = []
+    for lab in table[name]:
+        t = M.label_pc(lab)
+        if t is None:
+            raise M.error(f"branch target '{lab}' is not a label of this function", ins)
+        targets.append(t)
+    targets = np.array(targets, np.int64)
+    idx = M.src(ops[0], "u32", ins)
+    G = guard_mask(M, ins)
+    r = M.reconv[pc]
+    nxt = pc + 1
+
+    def brx(M, stack, top):
+        mask = top[2] if G is None else top[2] & G()
+        lanes = np.flatnonzero(mask)
+        i = np.broadcast_to(np.asarray(idx()).astype(np.int64), (M.T,))[lanes]
+        bad = i >= len(targets)
+        if bad.any():
+            M.report("bad_branch", pc, lanes[bad], f"brx.idx index past the {len(targets)} targets of {name}")
+        dest = np.where(bad, nxt, targets[np.minimum(i, len(targets) - 1)])
+        paths = {}
+        if len(lanes) < top[3]:
+            paths[nxt] = top[2] & ~mask
+        for d in np.unique(dest):
+            msk = np.zeros(M.T, bool)
+            msk[lanes[dest == d]] = True
+            paths[int(d)] = paths[int(d)] | msk if int(d) in paths else msk
+        paths = {d: m for d, m in paths.items() if m.any()}
+        if len(paths) == 1:
+            top[0] = next(iter(paths))
+            return
+        if r != -1 and r == top[1]:
+            stack.pop()
+        else:
+            top[0] = r
+        for start, msk in sorted(paths.items(), reverse=True):
+            if start != r:
+                stack.append(M.entry(start, r, msk))
+    return 1, brx
 
 
 @op("bar", "barrier", "bar.sync", "barrier.sync", "bar.arrive", "barrier.arrive", "bar.red", "barrier.red")

@@ -183,7 +183,7 @@ def _tdiv(a, b):
     bz = b == 0
     bs = np.where(bz, 1, b).astype(b.dtype)
     if a.dtype.kind == "u":
-        return np.where(bz, a.dtype.type(-1) if a.dtype.kind == "u" else 0, a // bs).astype(a.dtype)
+        return np.where(bz, np.iinfo(a.dtype).max, a // bs).astype(a.dtype)   # PTX leaves x/0 open: all ones
     r = np.fmod(a, bs)
     q = (a - r) // bs
     return np.where(bz, -1, q).astype(a.dtype)

@@ -63,7 +63,7 @@ def _ld(M, pc, ins, canon, ms, mods):
     writers = [M.dst(e, t, ins) for e in dsts]
     sym_space, addr_fn = M.address(ins.operands[1], ins)
     if sym_space is not None:
-        space = sym_space if space == "generic" else space
+        space = sym_space if space == "generic" or sym_space == "callparam" else space
     if space == "param" and sym_space == "param":     # kernel parameter: a constant of the launch
         a = int(addr_fn(np.arange(1))[0])
         if a + esize * nelem > M.params.size:
@@ -115,7 +115,7 @@ def _st(M, pc, ins, canon, ms, mods):
         raise M.error(f"not implemented: {ins.full_opcode}", ins)
     nelem = max(_vec(mods), len(_regs(ins.operands[1])))
     sym_space, addr_fn = M.address(ins.operands[0], ins)
-    if sym_space is not None and space == "generic":
+    if sym_space is not None and (space == "generic" or sym_space == "callparam"):
         space = sym_space
     values = store_values(M, ins, ins.operands[1], t, nelem)
 
