@@ -57,6 +57,7 @@ class InstructionEvent:
     kind: str | None = None
     width: int = 0
     addresses: np.ndarray | None = None  # [W, 32] uint64 (0 where inactive)
+    line: int = 0                 # PTX source line (pc indexes the linked program: kernel + callees)
 
     @property
     def is_memory(self) -> bool:

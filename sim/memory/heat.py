@@ -89,6 +89,7 @@ class MemoryHeat:
 
     def __init__(self) -> None:
         self.sites: dict[int, Site] = {}
+        self.lines: dict[int, int] = {}     # pc -> PTX line, from the events
 
     def __call__(self, ev) -> None:
         kind = ev.kind
@@ -105,6 +106,9 @@ class MemoryHeat:
         site = self.sites.get(ev.pc)
         if site is None:
             site = self.sites[ev.pc] = Site()
+            line = getattr(ev, "line", 0)
+            if line:
+                self.lines[ev.pc] = line
         site.executions += n
         if ev.space == "shared":
             width = ev.width if ev.width in _WIDTHS else 4
@@ -169,10 +173,11 @@ class MemoryHeat:
 
     def by_line(self, function) -> dict[int, Site]:
         """PTX source line -> summed :class:`Site` (``function`` is the IR kernel that ran;
-        ``pc`` indexes ``function.instructions``)."""
+        ``pc`` indexes ``function.instructions``; lines carried by the events come first, so
+        device functions the kernel called land on their own lines)."""
         instrs = function.instructions
         out: dict[int, Site] = {}
         for pc, site in self.sites.items():
-            line = instrs[pc].span.line if 0 <= pc < len(instrs) else 0
+            line = self.lines.get(pc) or (instrs[pc].span.line if 0 <= pc < len(instrs) else 0)
             out.setdefault(line, Site()).add(site)
         return out

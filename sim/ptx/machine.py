@@ -837,7 +837,8 @@ class Machine:
         unit = info.unit.value if info is not None else "other"
         ev = InstructionEvent(self.kernel, pc, self.instructions[pc].full_opcode, unit,
                               (self.cta_base + (w * WARP) // self.tpc).astype(np.int64),
-                              ((w * WARP) % self.tpc // WARP).astype(np.int64), act, space, kind, width, a2)
+                              ((w * WARP) % self.tpc // WARP).astype(np.int64), act, space, kind, width, a2,
+                              self.instructions[pc].span.line)
         targets = self.mem_listeners if kind is not None else self.all_listeners
         for l in targets:
             l(ev)

@@ -196,3 +196,17 @@ def test_corpus_kernels_built_with_debug_info_match_the_reference(source, entrie
         if source == "bf16_smem_gemm":
             assert ex.stats["opcodes"]["call.uni"] > 10_000
             assert ex.stats["load_bytes_by_space"]["local"] > 0      # %SP depots read back
+
+
+def test_heat_of_a_callee_lands_on_the_callee_lines(calls_module):
+    from sim.memory.heat import MemoryHeat
+    _, module = calls_module
+    x, _ = _inputs()
+    heat = MemoryHeat()
+    sim.run_kernel(module, "calls", 2, 64, [x, np.zeros(N, np.float32), np.zeros(N, np.int32), np.int32(N)],
+                   listeners=[heat])
+    fn = module.function("calls")
+    body = range(fn.span.line, fn.instructions[-1].span.line + 1)
+    store = [line for line, s in heat.by_line(fn).items() if s.global_store_sectors and line not in body]
+    wo = module.function("_Z9write_outPfif")
+    assert store and all(wo.span.line <= line <= wo.instructions[-1].span.line for line in store)
