@@ -3,7 +3,8 @@
 Files are parsed and analysed once, in a worker thread, while a loading indicator shows; each file
 appears in the kernel list as soon as it is ready. Keys: ``j``/``k`` and arrows move, ``/``
 searches instructions and opcodes (``n``/``N`` next/previous), ``g`` goes to a PTX line, ``[``/``]``
-switch kernels, ``1``–``5`` switch tabs, ``ctrl+p`` opens the command palette.
+switch kernels, ``1``–``5`` switch tabs, ``r`` runs the kernel on the simulator, ``ctrl+p`` opens the
+command palette. docs/inspector.md describes every view.
 """
 
 from __future__ import annotations
@@ -21,14 +22,15 @@ from textual.markup import escape
 from textual.widgets import Footer, Header, Input, OptionList, Static, TabbedContent, TabPane, Tree
 from textual.widgets.option_list import Option
 
-from . import backends
 from .model import KernelDoc, LoadedFile, load_file
 from .widgets.asm_view import AsmView
 from .widgets.dialogs import GotoLine
+from .widgets.jump_list import JumpList
 from .widgets.loops import LoopTree
 from .widgets.overview import overview_markup
 from .widgets.run_panel import RunPanel
 from .widgets.source_view import SourceView
+from .widgets.timeline_panel import TimelinePanel
 
 TABS = ("code", "overview", "loops", "run", "timeline")
 
@@ -48,6 +50,8 @@ class InspectorCommands(Provider):
         yield ("Search instructions…", app.action_search, "find text or an opcode pattern (/)")
         yield ("Go to line…", app.action_goto, "jump to a PTX line (g)")
         yield ("Toggle source pane", app.action_toggle_source, "show or hide the CUDA/Triton source (s)")
+        yield ("Run on the simulator", app.action_run, "run this kernel with its launch spec (r)")
+        yield ("Run with generated inputs", partial(app.action_run, True), "run with freshly drawn inputs")
         yield ("Check recorded outputs", app.action_check, "check the H200's outputs for this kernel")
 
     async def discover(self) -> Hits:
@@ -87,6 +91,7 @@ class InspectorApp(App):
         Binding("right_square_bracket", "kernel(1)", "Next kernel"),
         Binding("left_square_bracket", "kernel(-1)", "Prev kernel", show=False),
         Binding("s", "toggle_source", "Source"),
+        Binding("r", "run", "Run"),
         Binding("1", "tab('code')", "Code", show=False),
         Binding("2", "tab('overview')", "Overview", show=False),
         Binding("3", "tab('loops')", "Loops", show=False),
@@ -96,9 +101,10 @@ class InspectorApp(App):
     ]
 
     def __init__(self, paths: list[str], source_dirs=(), kernel: str | None = None, line: int | None = None,
-                 params: dict | None = None, launch: str | None = None) -> None:
+                 params: dict | None = None, launch: str | None = None, machine: str | None = None) -> None:
         super().__init__()
         self.launch = launch
+        self.machine = machine
         self.paths = [str(p) for p in paths]
         self.source_dirs = tuple(str(d) for d in source_dirs)
         self.want_kernel = kernel
@@ -134,8 +140,7 @@ class InspectorApp(App):
                     with TabPane("Run", id="run"):
                         yield RunPanel(self.launch, id="run-panel")
                     with TabPane("Timeline", id="timeline"):
-                        with VerticalScroll():
-                            yield Static(id="timeline-body")
+                        yield TimelinePanel(self.machine, id="timeline-panel")
                 with VerticalScroll(id="error-panel"):
                     yield Static(id="error-body")
         yield Input(placeholder="search instructions or opcodes (ld.shared, mma, %r12)…", id="search")
@@ -233,7 +238,7 @@ class InspectorApp(App):
 
     def _show_doc(self, doc: KernelDoc) -> None:
         asm = self.query_one("#asm", AsmView)
-        asm.set_doc(doc, getattr(doc, "heat", None))
+        asm.set_doc(doc, doc.heat)
         a = doc.analysis
         where = "/".join(Path(doc.path).parts[-2:])
         hdr = (f"[b]{escape(doc.name)}[/]  [dim]{escape(where)}  ·  {len(doc.fn.instructions)} instructions  ·  "
@@ -257,10 +262,17 @@ class InspectorApp(App):
         elif tab == "run":
             self.query_one("#run-panel", RunPanel).set_doc(doc)
         elif tab == "timeline":
-            tm = backends.timing(doc.module.isa)
-            self.query_one("#timeline-body", Static).update(
-                ("[$warning]A timing model exists (" + escape(tm.message) + "), but the inspector does not draw its "
-                 "per-pipe timeline or stall breakdown yet.[/]") if tm.ok else "[$warning]" + escape(tm.message) + "[/]")
+            self.query_one("#timeline-panel", TimelinePanel).set_doc(doc)
+
+    def run_finished(self, doc: KernelDoc) -> None:
+        """A simulator run of ``doc`` ended: heat column, status, and the Timeline's unit counts."""
+        if doc is not self.doc:
+            return
+        self.query_one("#asm", AsmView).set_heat(doc.heat)
+        self._fresh.discard("timeline")
+        if self.query_one("#tabs", TabbedContent).active == "timeline":
+            self._refresh_tab("timeline")
+        self._update_status()
 
     def _show_source(self, doc: KernelDoc) -> None:
         pane = self.query_one("#source-pane")
@@ -311,6 +323,10 @@ class InspectorApp(App):
             self.action_tab("code")
             self.goto(int(event.node.data))
 
+    @on(JumpList.Jump)
+    def _jump(self, event: JumpList.Jump) -> None:
+        self.goto(event.line)
+
     @on(Input.Changed, "#search")
     def _search_changed(self, event: Input.Changed) -> None:
         self.query_one("#asm", AsmView).search(event.value)
@@ -338,6 +354,12 @@ class InspectorApp(App):
         loc = doc.loc_of(asm.line)
         if loc:
             parts.append(f"{Path(loc[0]).name}:{loc[1]}")
+        site = doc.sim.heat.get(asm.line) if doc.sim is not None else None
+        if site is not None:
+            if site.shared_wavefronts:
+                parts.append(f"shared {site.shared_wavefronts:,} wavefronts (ideal {site.shared_ideal:,})")
+            if site.global_sectors:
+                parts.append(f"global {site.global_sectors:,} sectors (ideal {site.global_ideal_sectors:,})")
         if asm.query:
             pos = asm.match_position()
             parts.append(f"/{asm.query}: {len(asm.matches)} match(es)" + (f", at {pos}" if pos else ""))
@@ -407,6 +429,12 @@ class InspectorApp(App):
         self.show_source = not self.show_source
         if self.doc is not None:
             self._show_source(self.doc)
+
+    def action_run(self, generated: bool = False) -> None:
+        if self.doc is None:
+            return
+        self.action_tab("run")
+        self.query_one("#run-panel", RunPanel).run_simulator(generated=generated)
 
     def action_check(self) -> None:
         self.action_tab("run")

@@ -46,9 +46,10 @@ def checker() -> Availability:
 def timing(isa: str) -> Availability:
     """A timing model: the Ascend pipe timeline, or a PTX timing model when one exists."""
     if isa == "ascend":
-        if _has("sim.ascend.timeline") or _has("sim.ascend", "timeline"):
-            return Availability(True, "sim.ascend timeline")
-        return Availability(False, "The Ascend pipe timeline (sim.ascend) is not in this checkout yet.")
+        if _has("sim.ascend.run", "run_module") and _has("sim.ascend.timing", "simulate"):
+            return Availability(True, "sim.ascend timing model")
+        return Availability(False, "The Ascend pipe timing model (sim.ascend.run, sim.ascend.timing) is not in "
+                                   "this checkout, so there is no timeline to draw.")
     if _has("sim.timing"):
         return Availability(True, "sim.timing")
     return Availability(False, "The timing model is not available: kernlens has no cycle model for PTX, so "

@@ -1,4 +1,5 @@
-"""``kernlens inspect FILE... [--source-dir DIR] [--kernel NAME] [--line N] [--param K=V]``."""
+"""``kernlens inspect FILE... [--source-dir DIR] [--kernel NAME] [--line N] [--param K=V] [--launch SPEC]
+[--machine NAME]``."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ def register(subparsers) -> None:
     p.add_argument("--param", action="append", type=_param, default=[], metavar="K=V",
                    help="kernel parameter value for trip-count estimates (repeatable)")
     p.add_argument("--launch", metavar="SPEC", help="launch spec for the Run tab (spec.json or manifest.json#ENTRY)")
+    p.add_argument("--machine", metavar="NAME",
+                   help="Ascend machine model for the Timeline and Run tabs (default: the file's .arch, else davinci-a2)")
     p.set_defaults(func=run)
 
 
@@ -36,8 +39,13 @@ def run(args) -> int:
 
     if not sys.stdout.isatty():
         raise InputError("kernlens inspect needs a terminal (stdout is not a TTY)")
+    if args.machine:
+        from sim.ascend.machine import load_machine
+
+        load_machine(args.machine)  # an unknown name fails here, with the known ones listed
     from .app import InspectorApp
 
-    app = InspectorApp(args.files, args.source_dir, kernel=args.kernel, line=args.line, params=dict(args.param), launch=args.launch)
+    app = InspectorApp(args.files, args.source_dir, kernel=args.kernel, line=args.line, params=dict(args.param), launch=args.launch,
+                       machine=args.machine)
     app.run()
     return 0

@@ -53,10 +53,11 @@ class KernelDoc:
     source_dirs: tuple[str, ...] = ()
     params: dict = field(default_factory=dict)
     _analysis: KernelAnalysis | None = None
-    # results of the Run tab, kept so that switching kernels does not lose them
-    heat: dict[int, float] = field(default_factory=dict)
+    # results of the Run and Timeline tabs, kept so that switching kernels does not lose them
+    heat: dict[int, float] = field(default_factory=dict)   # PTX line -> 0..1 for the heat column
     run_text: str = ""
-    heat_text: str = ""
+    sim: object | None = None        # tui.runs.SimResult of the last simulator run
+    timeline: object | None = None   # tui.timeline.TimelineRun (Ascend-like kernels)
 
     @property
     def name(self) -> str:

@@ -99,20 +99,62 @@ def launch_spec(doc: KernelDoc, spec_path: str | None = None):
     return L.spec_from_entry(doc.corpus.entry, source=str(doc.corpus.root / "manifest.json"), base=doc.corpus.root)
 
 
+@dataclass(frozen=True)
+class ProblemRow:
+    """Undefined-behaviour findings of one kind at one line, grouped (a race reported for 512
+    threads is one row with ``count=512``); ``text`` is the first finding's message."""
+
+    line: int
+    kind: str
+    text: str
+    count: int
+    where: str = ""
+
+
+def problem_rows(problems) -> list[ProblemRow]:
+    """Group ``sim.Problem`` (PTX) or ``sim.ascend.engine.Report`` findings by (line, kind)."""
+    rows: dict[tuple[int, str], list] = {}
+    for p in problems:
+        if hasattr(p, "ptx_line"):
+            line, kind = int(p.ptx_line), p.kind
+            where = ", ".join(x for x in (p.source,
+                                          f"cta {p.cta} thread {p.thread}" if p.cta and p.thread else None) if x)
+            text = p.message + (f" [{p.buffer}]" if p.buffer else "")
+        else:  # Ascend Report
+            line, kind = int(p.span.line or 0), "undefined behaviour"
+            where = f"core {p.core}" + (f" and {len(p.other_cores)} other(s)" if p.other_cores else "")
+            text = p.message.split(": ", 1)[1] if p.message.startswith("kernel ") and ": " in p.message else p.message
+        rows.setdefault((line, kind), []).append((text, where))
+    return [ProblemRow(line, kind, v[0][0], len(v), v[0][1]) for (line, kind), v in sorted(rows.items())]
+
+
 @dataclass
 class SimResult:
+    """A finished functional run, kept on the :class:`KernelDoc` so its views survive kernel
+    switches. ``heat`` (PTX only) maps PTX line -> ``sim.memory.heat.Site``."""
+
+    isa: str
     seconds: float
     stats: dict
     problems: tuple
-    report: object | None     # sim.check.OutputsReport
-    heat: dict[int, object]   # PTX line -> sim.memory.heat.Site
+    report: object | None     # sim.check.OutputsReport (PTX), or the ULP view of an Ascend check
+    heat: dict[int, object]
     seed: int
+    generated: bool = False
+    verdict: dict | None = None   # Ascend: sim.ascend.check.compare(...) (the --check verdict)
+    note: str = ""
+
+    @property
+    def rows(self) -> list[ProblemRow]:
+        return problem_rows(self.problems)
 
 
 def simulate(doc: KernelDoc, *, generated: bool = False, spec_path: str | None = None,
              progress=lambda n: None, cancelled=lambda: False) -> SimResult:
     """Run the kernel on the functional simulator with the manifest inputs (the corpus seed) or
     freshly generated ones, check against the spec's reference, and collect memory heat."""
+    if doc.module.isa == "ascend":
+        return simulate_ascend(doc, generated=generated)
     import random
 
     from sim import launch as L
@@ -136,7 +178,44 @@ def simulate(doc: KernelDoc, *, generated: bool = False, spec_path: str | None =
             raise InputError(f"reference {spec.reference} raised {type(exc).__name__}: {exc}") from None
         report = check_outputs(ex.outputs, expected, {a.name: a.dtype for a in spec.buffers},
                                rtol=spec.rtol, atol=spec.atol, per_output=spec.per_output)
-    return SimResult(ex.seconds, dict(ex.stats), tuple(ex.problems), report, heat.by_line(doc.fn), seed)
+    return SimResult("ptx", ex.seconds, dict(ex.stats), tuple(ex.problems), report, heat.by_line(doc.fn), seed,
+                     generated)
+
+
+def simulate_ascend(doc: KernelDoc, *, generated: bool = False, machine: str | None = None) -> SimResult:
+    """Run an Ascend-like kernel with numerics: inputs from its ``.meta`` header (seed 0, as
+    ``kernlens run --check``; a random seed when ``generated``), checked against the numpy
+    reference; without ``.meta`` every GM parameter starts as zeros and only undefined
+    behaviour is checked."""
+    import random
+    import time
+
+    from sim.ascend.check import compare, make_inputs, read_meta, reference
+    from sim.ascend.machine import load_machine
+    from sim.ascend.run import run_module
+    from sim.check import check_outputs
+
+    from .timeline import machine_name
+
+    meta = read_meta(doc.module)
+    seed = random.randrange(1, 2**31) if generated else 0
+    inputs = make_inputs(meta, seed=seed) if meta else {}
+    m = load_machine(machine or machine_name(doc))
+    t0 = time.perf_counter()
+    res = run_module(doc.module, m, kernel=doc.name, inputs=inputs, functional=True)
+    seconds = time.perf_counter() - t0
+    stats = {"instructions": res.launch.instructions_executed, "cores": res.launch.blocks,
+             "core_type": res.launch.core_type, "cycles": res.timing.cycles, "machine": m.name}
+    verdict = report = None
+    note = ""
+    if meta:
+        ref = reference(meta, inputs)
+        verdict = compare(res.outputs, ref, meta)
+        out_dt = str(meta.get("out", meta.get("dtype")))
+        report = check_outputs({k: res.outputs[k] for k in ref}, ref, {k: out_dt for k in ref})
+    else:
+        note = "no .meta header: GM parameters started as zeros and the outputs were not checked"
+    return SimResult("ascend", seconds, stats, tuple(res.reports), report, {}, seed, generated, verdict, note)
 
 
 def heat_values(sites: dict[int, object]) -> dict[int, float]:

@@ -84,3 +84,57 @@ def test_code_view_examples(snap_compare, path, monkeypatch):
 
     rel = str(path.relative_to(EXAMPLES.parent))
     assert snap_compare(InspectorApp([rel], source_dirs=["examples/cuda"]), terminal_size=SIZE, run_before=before)
+
+
+# -- runs: the simulator's wall time is the one figure that changes between runs; it is pinned here
+# (dataclasses.replace on the real result) so that the rest of the screen is compared exactly.
+
+@pytest.fixture
+def steady_clock(monkeypatch):
+    import dataclasses
+
+    from tui import runs, timeline
+
+    real_sim, real_timing = runs.simulate, timeline.run_timing
+    monkeypatch.setattr(runs, "simulate", lambda *a, **k: dataclasses.replace(real_sim(*a, **k), seconds=0.25))
+    monkeypatch.setattr(timeline, "run_timing", lambda *a, **k: dataclasses.replace(real_timing(*a, **k), seconds=0.25))
+
+
+def test_run_tab_oob_write_problem(snap_compare, steady_clock, monkeypatch):
+    monkeypatch.chdir(EXAMPLES.parent)
+
+    async def before(pilot):
+        await _wait(pilot)
+        await pilot.press("r")
+        await _wait(pilot)
+        await _wait(pilot)
+
+    assert snap_compare(InspectorApp(["examples/ptx/bugs/oob_write.sm_90.ptx"]), terminal_size=(150, 44),
+                        run_before=before)
+
+
+def test_code_view_heat_column_sgemm_tiled(snap_compare, steady_clock, monkeypatch):
+    monkeypatch.chdir(EXAMPLES.parent)
+
+    async def before(pilot):
+        await _wait(pilot)
+        await pilot.press("r")
+        await _wait(pilot)
+        await _wait(pilot)
+        await pilot.press("g", *"105", "enter")
+        await pilot.pause()
+
+    app = InspectorApp(["examples/ptx/sgemm_tiled.sm_90.ptx"], source_dirs=["examples/cuda"])
+    assert snap_compare(app, terminal_size=SIZE, run_before=before)
+
+
+def test_timeline_ascend_vadd(snap_compare, steady_clock, monkeypatch):
+    monkeypatch.chdir(EXAMPLES.parent)
+
+    async def before(pilot):
+        await _wait(pilot)
+        await pilot.press("5")
+        await _wait(pilot)
+        await _wait(pilot)
+
+    assert snap_compare(InspectorApp(["examples/ascend/vadd_f16.asm"]), terminal_size=(150, 52), run_before=before)
