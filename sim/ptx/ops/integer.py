@@ -105,12 +105,78 @@ def _add(M, pc, ins, canon, ms, mods):
     if is_float(t):
         from .floating import float_arith
         return float_arith(M, pc, ins, canon, ms, mods)
-    if "cc" in ms or canon in ("addc", "subc"):
-        from . import not_implemented
-        return not_implemented(M, ins, f"{ins.full_opcode} (carry chains)")
+    if "cc" in ms:
+        return _carry_chain(M, ins, canon, ms, t)
     if "sat" in ms:
         return binary(M, ins, t, lambda a, b: _sat_add(a, b, t, canon == "sub"))
     return ufunc2(M, ins, t, np.add if canon == "add" else np.subtract)
+
+
+def carry(M) -> np.ndarray:
+    """The condition-code carry flag CC.CF of every thread (created on first use, starts clear)."""
+    cf = getattr(M, "carry_flag", None)
+    if cf is None:
+        cf = M.carry_flag = np.zeros(M.T, bool)
+    return cf
+
+
+def add_with_carry(a, b, cin, sub: bool):
+    """Unsigned ``a + b + cin`` (or ``a - (b + cin)``) wrapped to the width, and the carry-out
+    (borrow-out for a subtraction), all elementwise: the ISA's ``addc``/``subc`` (9.7.2)."""
+    a = np.asarray(a)
+    b = np.asarray(b).astype(a.dtype)
+    c = np.asarray(cin).astype(a.dtype)
+    if sub:
+        s1 = a - b
+        s = s1 - c
+        return s, (a < b) | (s1 < c)
+    s1 = a + b
+    s = s1 + c
+    return s, (s1 < a) | (s < s1)
+
+
+@op("addc", "subc", "madc", "add.cc", "sub.cc", "mad.cc")
+def _carry_in(M, pc, ins, canon, ms, mods):
+    if canon.endswith(".cc"):
+        canon, ms = canon[:-3], ms | {"cc"}
+    return _carry_chain(M, ins, canon, ms, _ty(mods))
+
+
+def _carry_chain(M, ins, canon, ms, t):
+    """Extended-precision arithmetic through CC.CF::
+
+        add.cc.u32 %r1, %r2, %r3;   addc.cc.u32 %r4, %r5, %r6;   addc.u32 %r7, %r8, %r9;
+        sub.cc.u32 ...; subc ...;   mad.lo.cc.u32 %r1, %r2, %r3, %r4;   madc.hi.u32 ...
+
+    ``add``/``sub``/``mad`` with ``.cc`` write the carry-out; ``addc``/``subc``/``madc`` also add
+    (subtract) the carry-in, and write the carry-out only with ``.cc``."""
+    ut = UINT[nbytes(t)]
+    st = "u64" if nbytes(t) == 8 else "u32"
+    d = M.dst(ins.operands[0], st, ins)
+    srcs = [M.src(o, st, ins) for o in ins.operands[1:]]
+    cin = canon in ("addc", "subc", "madc")
+    cout = "cc" in ms
+    sub = canon in ("sub", "subc")
+    mad = canon in ("mad", "madc")
+    hi = "hi" in ms
+    signed = t.startswith("s")
+    cf = carry(M)
+
+    def f(m):
+        a, b = (np.broadcast_to(np.asarray(x()), (M.T,)).astype(ut) for x in srcs[:2])
+        if mad:
+            if hi:
+                sa = a.view(SINT[ut.itemsize]) if signed else a
+                sb = b.view(SINT[ut.itemsize]) if signed else b
+                a = np.asarray(mulhi(sa, sb, t)).view(ut)
+            else:
+                a = a * b
+            b = np.broadcast_to(np.asarray(srcs[2]()), (M.T,)).astype(ut)
+        r, c = add_with_carry(a, b, cf if cin else ut.type(0), sub)
+        d.m(r, m)
+        if cout:
+            np.copyto(cf, c, where=True if m is None else m)
+    return f
 
 
 @op("mul")
@@ -153,6 +219,8 @@ def _mad(M, pc, ins, canon, ms, mods):
     if is_float(t):
         from .floating import fma_builder
         return fma_builder(M, pc, ins, canon, ms, mods)
+    if "cc" in ms:
+        return _carry_chain(M, ins, canon, ms, t)
     if "wide" in ms:
         wt = wide_of(t)
         wd = compute_dtype(wt)

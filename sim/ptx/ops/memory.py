@@ -163,63 +163,70 @@ def _atom_fn(opname: str, t: str, space: str):
 
 @op("atom", "red")
 def _atom(M, pc, ins, canon, ms, mods):
+    """Scalar and vector atomics (``atom.global.v4.f32.add {%f1,..}, [%rd1], {%f5,..};`` on
+    sm_90: each element is its own atomic add, ISA 9.7.13.5); returns the old values."""
     t = _ty(mods)
     space = space_of(mods)
     opname = next(m for m in mods if m in ("add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"))
-    if _vec(mods) > 1:
-        return not_implemented(M, ins, f"{ins.full_opcode} (vector atomics)")
+    nvec = _vec(mods)
+    if nvec > 1 and (opname not in ("add", "min", "max") or t not in ("f32", "f16", "bf16", "f16x2", "bf16x2")):
+        return not_implemented(M, ins, f"{ins.full_opcode} (vector atomics are add/min/max on f32/f16/bf16)")
     fn = _atom_fn(opname, t, space)
     esize = nbytes(t)
     cd = compute_dtype(t)
     ops = list(ins.operands)
     if canon == "red":
-        d = None
+        ds = None
         a_op, rest = ops[0], ops[1:]
     else:
-        d = M.dst(ops[0], t, ins)
+        ds = [M.dst(e, t, ins) for e in _regs(ops[0])]
         a_op, rest = ops[1], ops[2:]
     sym_space, addr_fn = M.address(a_op, ins)
     if sym_space is not None and space == "generic":
         space = sym_space
-    b = M.src(rest[0], t, ins)
+    bs_ = [M.src(e, t, ins) for e in _regs(rest[0])]
+    if len(bs_) != nvec or (ds is not None and len(ds) != nvec):
+        raise M.error(f"{ins.full_opcode} needs {nvec}-element vector operands", ins)
     c = M.src(rest[1], t, ins) if opname == "cas" else None
     ut = UINT[esize]
+    width = esize * nvec
 
     def run(m):
         lanes = M.lanes_of(m)
         if len(lanes) == 0:
             return
         addr = addr_fn(None if m is None else lanes)
-        bv = np.broadcast_to(np.asarray(b()), (M.T,))[lanes]
+        bvs = [np.broadcast_to(np.asarray(b()), (M.T,))[lanes] for b in bs_]
         cv = np.broadcast_to(np.asarray(c()), (M.T,))[lanes] if c is not None else None
-        for sp, data, written, sel, flat, a in M.resolve(pc, space, lanes, addr, esize, "atomic"):
+        for sp, data, written, sel, flat, a in M.resolve(pc, space, lanes, addr, width, "atomic"):
             ln = lanes if sel is None else lanes[sel]
-            bs = bv if sel is None else bv[sel]
             cs = None if cv is None else (cv if sel is None else cv[sel])
             view = data.view(ut)
-            idx = flat // esize
-            order = np.argsort(idx, kind="stable")
-            si = idx[order]
-            start = np.ones(len(si), bool)
-            start[1:] = si[1:] != si[:-1]
-            run_start = np.maximum.accumulate(np.where(start, np.arange(len(si)), 0))
-            rank = np.arange(len(si)) - run_start
-            old = np.empty(len(idx), cd)
-            for r in range(int(rank.max()) + 1 if len(rank) else 0):
-                pick = order[rank == r]
-                cur = view[idx[pick]].view(cd)
-                args = (cur, bs[pick]) if cs is None else (cur, bs[pick], cs[pick])
-                new = np.asarray(fn(*args)).astype(cd)
-                view[idx[pick]] = new.view(ut)
-                old[pick] = cur
+            for k in range(nvec):
+                bs = bvs[k] if sel is None else bvs[k][sel]
+                idx = flat // esize + k
+                order = np.argsort(idx, kind="stable")
+                si = idx[order]
+                start = np.ones(len(si), bool)
+                start[1:] = si[1:] != si[:-1]
+                run_start = np.maximum.accumulate(np.where(start, np.arange(len(si)), 0))
+                rank = np.arange(len(si)) - run_start
+                old = np.empty(len(idx), cd)
+                for r in range(int(rank.max()) + 1 if len(rank) else 0):
+                    pick = order[rank == r]
+                    cur = view[idx[pick]].view(cd)
+                    args = (cur, bs[pick]) if cs is None else (cur, bs[pick], cs[pick])
+                    new = np.asarray(fn(*args)).astype(cd)
+                    view[idx[pick]] = new.view(ut)
+                    old[pick] = cur
+                if ds is not None:
+                    ds[k].at(old, ln)
             if written is not None:
-                mark_written(written, flat, esize, 1)
-            if d is not None:
-                d.at(old, ln)
-            M.bytes_load[sp] = M.bytes_load.get(sp, 0) + len(ln) * esize
-            M.bytes_store[sp] = M.bytes_store.get(sp, 0) + len(ln) * esize
+                mark_written(written, flat, esize, nvec)
+            M.bytes_load[sp] = M.bytes_load.get(sp, 0) + len(ln) * width
+            M.bytes_store[sp] = M.bytes_store.get(sp, 0) + len(ln) * width
             if M.mem_listeners:
-                M.emit(pc, ln, space=sp, kind="atomic", width=esize, addresses=a)
+                M.emit(pc, ln, space=sp, kind="atomic", width=width, addresses=a)
     return run
 
 

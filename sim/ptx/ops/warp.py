@@ -113,7 +113,7 @@ def _redux(M, pc, ins, canon, ms, mods):
     t = types_of(mods)[-1]
     cd = compute_dtype(t)
     if cd.kind == "f":
-        return not_implemented(M, ins, ins.full_opcode)
+        return _redux_float(M, ins, opn, ms, t)
     d = M.dst(ins.operands[0], t, ins)
     a = M.src(ins.operands[1], t, ins)
     ident = {"add": 0, "and": -1, "or": 0, "xor": 0,
@@ -126,6 +126,37 @@ def _redux(M, pc, ins, canon, ms, mods):
         v = np.broadcast_to(np.asarray(a()), (M.T,)).astype(cd)
         v = np.where(act, v, cd.type(ident) if opn != "and" else np.array(-1).astype(cd))
         r = red.reduce(v.reshape(-1, WARP), axis=1, dtype=cd)
+        d.m(np.repeat(r, WARP), m)
+    return f
+
+
+def _redux_float(M, ins, opn, ms, t):
+    """``redux.sync.min{.abs}{.NaN}.f32 d, a, membermask;`` (sm_100a): the minimum (maximum) of
+    the active lanes' ``a`` (of |a| with ``.abs``); a NaN input gives the canonical NaN with
+    ``.NaN`` and is ignored otherwise; -0.0 is less than +0.0 (ISA 9.7.13.12)."""
+    if opn not in ("min", "max") or t != "f32":
+        return not_implemented(M, ins, ins.full_opcode)
+    d = M.dst(ins.operands[0], "f32", ins)
+    a = M.src(ins.operands[1], "f32", ins)
+    absolute = "abs" in ms
+    keep_nan = "NaN" in ms
+
+    def f(m):
+        act = _active(M, m).reshape(-1, WARP)
+        v = np.broadcast_to(np.asarray(a()), (M.T,)).astype(np.float32).reshape(-1, WARP)
+        if absolute:
+            v = np.abs(v)
+        bits = v.view(np.int32)
+        key = np.where(bits < 0, -(bits & np.int32(0x7FFFFFFF)) - 1, bits)
+        nan = np.isnan(v)
+        big = np.iinfo(np.int32).max if opn == "min" else np.iinfo(np.int32).min
+        k = np.where(act & ~nan, key, big)
+        pick = k.argmin(axis=1) if opn == "min" else k.argmax(axis=1)
+        r = v[np.arange(len(v)), pick]
+        none = ~(act & ~nan).any(axis=1)
+        anynan = (act & nan).any(axis=1)
+        qnan = np.uint32(0x7FFFFFFF).view(np.float32)
+        r = np.where((keep_nan & anynan) | none, qnan, r).astype(np.float32)
         d.m(np.repeat(r, WARP), m)
     return f
 
@@ -151,4 +182,34 @@ def _elect(M, pc, ins, canon, ms, mods):
 
 @op("match.sync", "match")
 def _match(M, pc, ins, canon, ms, mods):
-    return not_implemented(M, ins, ins.full_opcode)
+    """``match.any.sync.b32 d, a, membermask;``: d = the lanes of membermask (and active) whose
+    ``a`` equals this lane's; ``match.all.sync.b32 d|p, a, membermask;``: d = membermask and p =
+    true when every such lane has the same ``a``, else d = 0 and p = false (ISA 9.7.13.10)."""
+    t = types_of(mods)[-1]
+    mode = "all" if "all" in ms else "any"
+    dop = ins.operands[0]
+    pdst = None
+    if isinstance(dop, ir.Pair):
+        dop, pop = dop.first, dop.second
+        pdst = M.dst(pop, "pred", ins)
+    d = M.dst(dop, "b32", ins)
+    a = M.src(ins.operands[1], t, ins)
+    member = M.src(ins.operands[2], "b32", ins)
+    bit = (np.uint32(1) << np.arange(WARP, dtype=np.uint32))
+
+    def f(m):
+        act = _active(M, m).reshape(-1, WARP)
+        mm = np.broadcast_to(np.asarray(member()).astype(np.uint32), (M.T,)).reshape(-1, WARP)
+        part = ((mm[:, :1] & bit) != 0) & act          # lane j takes part (membermask is warp-uniform)
+        v = np.broadcast_to(np.asarray(a()), (M.T,)).reshape(-1, WARP)
+        same = (v[:, :, None] == v[:, None, :]) & part[:, None, :]          # [W, lane, other]
+        if mode == "any":
+            r = (same.astype(np.uint32) * bit).sum(axis=2, dtype=np.uint32)
+            d.m(r.reshape(-1), m)
+            return
+        alls = (same == part[:, None, :]).all(axis=2)
+        r = np.where(alls, mm, np.uint32(0))
+        d.m(r.reshape(-1), m)
+        if pdst is not None:
+            pdst.m(alls.reshape(-1), m)
+    return f
