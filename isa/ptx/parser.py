@@ -131,6 +131,7 @@ class _Builder(Transformer):
         super().__init__()
         self.file = file
         self.scope_counter = 0
+        self.last_loc: ir.SourceLoc | None = None  # (not `loc`: that is a rule) last ``.loc`` of the function being read
 
     def span(self, tok) -> Span:
         return _mkspan(self.file, tok.line, tok.column, tok.end_line, tok.end_column)
@@ -220,11 +221,13 @@ class _Builder(Transformer):
         return _make_variable(self, "param", attrs, name, dims, None, (), self.span(name))
 
     def entry_head(self, c):
+        self.last_loc = None  # reduced before the body: statements are reduced in source order after it
         name = c[0]
         params = c[1] if len(c) > 1 and c[1] is not None else ()
         return ("entry", name, params, (), ())
 
     def func_head(self, c):
+        self.last_loc = None
         name_idx = next(k for k, x in enumerate(c) if isinstance(x, _TOKENS))
         name = c[name_idx]
         attrs = tuple(x for x in c if type(x) is str)
@@ -247,7 +250,15 @@ class _Builder(Transformer):
         return (c[0].value[1:], tuple(_int(x.value) for x in c[1:] if x is not None))
 
     def body(self, c):
-        return ("body", tuple(c))
+        return ("body", tuple(c[0]) if c else ())
+
+    def first_statement(self, c):
+        return c
+
+    def next_statement(self, c):
+        statements = c[0]
+        statements.append(c[1])
+        return statements
 
     def function(self, c):
         links = [x for x in c if type(x) is str]
@@ -271,7 +282,7 @@ class _Builder(Transformer):
     # ---- statements
     def scope(self, c):
         self.scope_counter += 1
-        return ir.Scope(body=tuple(c), id=self.scope_counter)
+        return ir.Scope(body=tuple(c[0]) if c else (), id=self.scope_counter)
 
     def label(self, c):
         return ir.Label(c[0].value.rstrip(": \t"), span=self.span(c[0]))
@@ -307,7 +318,8 @@ class _Builder(Transformer):
                 fname = extra[1]
             else:
                 inlined = extra[1]
-        return ir.Loc(ir.SourceLoc(file, line, col, fname, inlined), span=self.span(c[0]))
+        self.last_loc = ir.SourceLoc(file, line, col, fname, inlined)
+        return ir.Loc(self.last_loc, span=self.span(c[0]))
 
     def loc_function(self, c):
         return ("function", c[0])
@@ -341,21 +353,22 @@ class _Builder(Transformer):
         return ir.Guard(c[0].value, True, span=self.span(c[0]))
 
     def instruction(self, c):
+        # c: [guard] OPCODE [operand ("," operand)*] ";" with every token kept (`!instruction`)
         if type(c[0]) is ir.Guard:
             guard = c[0]
             name_tok = c[1]
-            ops = tuple(c[2:])
+            ops = tuple(c[2:-1:2])
         else:
             guard = None
             name_tok = c[0]
-            ops = tuple(c[1:])
+            ops = tuple(c[1:-1:2])
         name, *mods = name_tok.value.split(".")
         if guard:
             line, col = guard.span.line, guard.span.col
         else:
             line, col = name_tok.line, name_tok.column
         return ir.Instruction(name, tuple(mods), ops, guard,
-                              span=_mkspan(self.file, line, col, name_tok.line, name_tok.end_column))
+                              span=_mkspan(self.file, line, col, name_tok.line, name_tok.end_column), loc=self.last_loc)
 
     def name(self, c):
         t = c[0]
@@ -378,22 +391,24 @@ class _Builder(Transformer):
         return ir.Negated(self.name(c))
 
     def operand_list(self, c):
-        return ir.OperandList(tuple(x for x in c if x is not None))
+        # Lark shares the ("," operand) repetition with `!instruction`, which keeps its commas
+        return ir.OperandList(tuple(x for x in c if x is not None and not isinstance(x, _TOKENS)))
 
     def vector(self, c):
         return ir.Vector(tuple(x for x in c if x is not None))
 
+    # addresses keep their tokens (`!address`): c[0] is "[", the last is "]"
     def addr_plain(self, c):
-        return ir.Address(self.name(c), 0)
+        return ir.Address(self.name(c[1:]), 0)
 
     def addr_plus(self, c):
-        return ir.Address(self.name(c), _int(c[1].value))
+        return ir.Address(self.name(c[1:]), _int(c[-2].value))
 
     def addr_plus_neg(self, c):
-        return ir.Address(self.name(c), -_int(c[1].value))
+        return ir.Address(self.name(c[1:]), -_int(c[-2].value))
 
     def addr_abs(self, c):
-        return ir.Address(None, _int(c[0].value))
+        return ir.Address(None, _int(c[1].value))
 
     def addr_unified(self, c):
         return replace(c[0], suffix=c[1].value[1:])
@@ -543,8 +558,13 @@ def _lark() -> Lark:
     """The shared LALR parser; its inline transformer is re-targeted for each parse under a lock."""
     if not _LARK:
         options = {"_plugins": _PLUGINS} if _PLUGINS else {}
-        _LARK.append(Lark(GRAMMAR.read_text(), parser="lalr", lexer="contextual", maybe_placeholders=True,
-                          transformer=_Builder("<text>"), **options))
+        lark = Lark(GRAMMAR.read_text(), parser="lalr", lexer="contextual", maybe_placeholders=True,
+                    transformer=_Builder("<text>"), **options)
+        # After each reduction the parser looks up ``rule.origin.name`` in a table keyed by plain
+        # strings; a Token name there costs a Python-level ``Token.__eq__`` per reduction.
+        for rule in lark.rules:
+            rule.origin.name = str(rule.origin.name)
+        _LARK.append(lark)
     return _LARK[0]
 
 
@@ -576,6 +596,7 @@ def parse(text: str, file: str = "<text>", *, lenient: bool = False, diagnostics
         builder = lark.options.transformer
         builder.file = file
         builder.scope_counter = 0
+        builder.last_loc = None
         try:
             header, items = lark.parse(text)
             failure = None
@@ -598,9 +619,9 @@ def parse(text: str, file: str = "<text>", *, lenient: bool = False, diagnostics
         if not (_TARGET_RE.match(str(t)) or str(t) in TARGET_OPTIONS):
             raise SemanticError(f"unknown .target '{t}'", _pos(t, file), source_line=_line(text, t.line),
                                 expected=["sm_80", "sm_90", "sm_90a", "compute_90", "debug"])
-    module = ir.Module(isa="ptx", version=version, targets=tuple(str(t) for t in targets),
-                       address_size=address_size, items=tuple(items), path=file, source=text)
-    return _Resolver(module, text, lenient, diagnostics).run()
+    items = _Resolver(text, lenient, diagnostics).items(items)
+    return ir.Module(isa="ptx", version=version, targets=tuple(str(t) for t in targets),
+                     address_size=address_size, items=tuple(items), path=file, source=text)
 
 
 def _line(text: str, line: int) -> str:
@@ -644,65 +665,65 @@ def _syntax_error(exc: UnexpectedInput, text: str, file: str, lark: Lark) -> Par
 
 
 class _Resolver:
-    """Second pass: scopes, ``.loc`` attachment, registers vs symbols, opcode and declaration checks."""
+    """Second pass: scope ids, registers vs symbols, opcode and declaration checks.
 
-    def __init__(self, module: ir.Module, text: str, lenient: bool, diagnostics: list | None):
-        self.module = module
+    The builder already attached ``.loc`` lines; nodes that need no change are kept as they are
+    (most instructions), so the pass mostly checks.
+    """
+
+    def __init__(self, text: str, lenient: bool, diagnostics: list | None):
         self.text = text
         self.lenient = lenient
         self.diagnostics = diagnostics if diagnostics is not None else []
-        try:
-            from .opcodes import validate
-        except ImportError:  # opcode table not built yet
-            validate = None
-        self.validate = validate
+        self.validate = _validator()
 
-    def run(self) -> ir.Module:
-        items = tuple(self.function(i) if isinstance(i, ir.Function) and i.body is not None else i
-                      for i in self.module.items)
-        return replace(self.module, items=items)
+    def items(self, items: list) -> list:
+        return [self.function(i) if type(i) is ir.Function and i.body is not None else i for i in items]
 
     def error(self, cls, message: str, span: Span, **kw):
         return cls(message, span, source_line=_line(self.text, span.line) if span.line else None, **kw)
 
     def function(self, fn: ir.Function) -> ir.Function:
-        self.loc = None
         self.next_id = 0
-        known = {p.name for p in fn.params} | {p.name for p in fn.returns}
-        del known
-        body = self.body(fn.body, 0, [set()])
-        return replace(fn, body=body)
+        body = self.body(fn.body, 0, None)
+        return fn if body is fn.body else replace(fn, body=body)
 
-    def body(self, stmts, sid: int, scopes: list[set[str]]):
-        out = []
-        local = scopes[-1]
+    def body(self, stmts: tuple, sid: int, outer: set[str] | None) -> tuple:
+        """``stmts`` resolved in scope ``sid``; the same tuple when nothing changed."""
         # declarations are visible from anywhere in their scope (PTX allows use before declaration
         # in straight-line order only in practice, but labels/regs are scope-wide).
+        local: set[str] = set()
         for s in stmts:
-            if isinstance(s, ir.RegisterDecl):
+            t = type(s)
+            if t is ir.RegisterDecl:
                 local.update(s.expanded())
-            elif isinstance(s, ir.Scope) and s.id == -1:
+            elif t is ir.Scope and s.id == -1:
                 for d in s.body:
                     local.update(d.expanded())
+        visible = local if outer is None else outer | local
+        out = []
+        changed = False
+        instruction = self.instruction
         for s in stmts:
-            if isinstance(s, ir.Scope):
+            t = type(s)
+            if t is ir.Instruction:
+                new = instruction(s, sid, visible)
+                changed = changed or new is not s
+                out.append(new)
+            elif t is ir.Scope:
+                changed = True
                 if s.id == -1:
                     out.extend(s.body)
                     continue
                 self.next_id += 1
                 new_id = self.next_id
-                inner = self.body(s.body, new_id, scopes + [set()])
+                inner = self.body(s.body, new_id, visible)
                 out.append(ir.Scope(inner, id=new_id, span=s.span))
-            elif isinstance(s, ir.Loc):
-                self.loc = s.loc
-                out.append(s)
-            elif isinstance(s, ir.Instruction):
-                out.append(self.instruction(s, sid, scopes))
             else:
                 out.append(s)
-        return tuple(out)
+        return tuple(out) if changed else stmts
 
-    def instruction(self, ins: ir.Instruction, sid: int, scopes) -> ir.Instruction:
+    def instruction(self, ins: ir.Instruction, sid: int, visible: set[str]) -> ir.Instruction:
         if self.validate is not None:
             problem = self.validate(ins)
             if problem:
@@ -710,38 +731,62 @@ class _Resolver:
                     self.diagnostics.append(Diagnostic(problem, ins.span))
                 else:
                     raise self.error(SemanticError, problem, ins.span)
-        ops = tuple(self.operand(o, scopes) for o in ins.operands)
+        ops = ins.operands
+        new_ops = None
+        operand = self.operand
+        for k, o in enumerate(ops):
+            n = operand(o, visible)
+            if n is not o and new_ops is None:
+                new_ops = list(ops[:k])
+            if new_ops is not None:
+                new_ops.append(n)
         guard = ins.guard
         if guard is not None:
-            self.check_register(guard.register, guard.span, scopes)
-        return replace(ins, operands=ops, loc=self.loc, scope=sid)
+            self.check_register(guard.register, guard.span, visible)
+        if new_ops is None and sid == ins.scope:
+            return ins
+        return replace(ins, operands=ops if new_ops is None else tuple(new_ops), scope=sid)
 
-    def declared(self, name: str, scopes) -> bool:
-        return any(name in s for s in scopes)
-
-    def check_register(self, name: str, span: Span, scopes) -> None:
-        if name.startswith("%") and not self.declared(name, scopes) and name not in SPECIAL_REGISTERS:
+    def check_register(self, name: str, span: Span, visible: set[str]) -> None:
+        if name[0] == "%" and name not in visible and name not in SPECIAL_REGISTERS:
             raise self.error(SemanticError, f"register '{name}' is used but not declared", span)
 
-    def operand(self, op, scopes):
-        if isinstance(op, ir.Register):
+    def operand(self, op, visible: set[str]):
+        """``op`` with declared plain names turned into registers (``op`` itself when unchanged)."""
+        t = type(op)
+        if t is ir.Register:
             if op.component is None or op.name not in SPECIAL_REGISTERS:
-                self.check_register(op.name, op.span, scopes)
+                self.check_register(op.name, op.span, visible)
             return op
-        if isinstance(op, ir.Symbol):
-            if self.declared(op.name, scopes):
+        if t is ir.Symbol:
+            if op.name in visible:
                 return ir.Register(op.name, span=op.span)
             return op
-        if isinstance(op, ir.Address):
-            if op.base is not None:
-                return replace(op, base=self.operand(op.base, scopes))
-            return op
-        if isinstance(op, ir.Vector):
-            return replace(op, elements=tuple(self.operand(e, scopes) for e in op.elements))
-        if isinstance(op, ir.Pair):
-            return replace(op, first=self.operand(op.first, scopes), second=self.operand(op.second, scopes))
-        if isinstance(op, ir.Negated):
-            return replace(op, operand=self.operand(op.operand, scopes))
-        if isinstance(op, ir.OperandList):
-            return replace(op, items=tuple(self.operand(e, scopes) for e in op.items))
+        if t is ir.Address:
+            base = op.base
+            if base is None:
+                return op
+            new = self.operand(base, visible)
+            return op if new is base else replace(op, base=new)
+        if t is ir.Vector:
+            els = tuple(self.operand(e, visible) for e in op.elements)
+            return op if all(a is b for a, b in zip(els, op.elements)) else replace(op, elements=els)
+        if t is ir.Pair:
+            first, second = self.operand(op.first, visible), self.operand(op.second, visible)
+            return op if first is op.first and second is op.second else replace(op, first=first, second=second)
+        if t is ir.Negated:
+            new = self.operand(op.operand, visible)
+            return op if new is op.operand else replace(op, operand=new)
+        if t is ir.OperandList:
+            items = tuple(self.operand(e, visible) for e in op.items)
+            return op if all(a is b for a, b in zip(items, op.items)) else replace(op, items=items)
         return op
+
+
+def _validator():
+    """The opcode table's ``validate``, or ``None`` while the table is not built yet."""
+    try:
+        from .opcodes import validate
+    except ImportError:
+        return None
+    return validate
