@@ -385,7 +385,8 @@ class Machine:
             t = self.reg_types.get(key)
             if t is None:
                 raise SimulationError(f"register '{name}' is not declared")
-            arr = np.zeros(self.T, storage_dtype(t))
+            # a .b128 register is two uint64 halves per thread (low first); only ld/st/mov use it
+            arr = np.zeros((self.T, 2), np.uint64) if t == "b128" else np.zeros(self.T, storage_dtype(t))
             self.regs[key] = arr
         return arr, self.reg_types[key]
 
@@ -775,6 +776,11 @@ class Machine:
                                   f"wrote with no barrier in between (missing bar.sync?)",
                         addresses=addr[idx], buffer=lambda a: self.shared_var_at(a))
 
+    def barrier_epoch_for(self, threads: np.ndarray) -> None:
+        """A barrier completed for the CTAs of ``threads`` (a [T] mask of whole CTAs)."""
+        if self.tags is not None:
+            self.barrier_epoch(np.flatnonzero(threads.reshape(self.batch, self.tpc).any(axis=1)))
+
     def barrier_epoch(self, ctas: np.ndarray) -> None:
         """CTAs whose threads passed a barrier start a new race-check epoch (tags hold 8 bits)."""
         e = self.epoch[ctas] + np.uint16(1)
@@ -872,6 +878,9 @@ class Machine:
         self.localmem.data.fill(0)
         self.callparams.data.fill(0)
         self.frames = []
+        self.bar_pending = {}        # barrier id -> threads that arrived and wait (split arrivals)
+        self.bar_parked = {}         # barrier id -> [(stack entry, its bar.sync pc)]
+        self.parked_ids = set()      # id() of parked stack entries (not runnable siblings)
         self.commit_groups = 0
 
     def _run_batch(self, start: int) -> None:

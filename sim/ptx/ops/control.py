@@ -214,6 +214,9 @@ def _bar(M, pc, ins, canon, ms, mods):
         count = M.src(ops[1], "u32", ins)
     pred = M.src(ops[-1], "pred", ins) if red else None
     tpc, batch, nthreads = M.tpc, M.batch, M.nthreads
+    if not red and count is None:
+        bid = ops[0].value if ops and isinstance(ops[0], ir.Immediate) else None
+        return 1, _barrier_control(M, pc, ins, guard_mask(M, ins), bid, M.src(ops[0], "u32", ins) if ops else None)
 
     def sync(m):
         M.barrier_waits += 1
@@ -250,6 +253,99 @@ def _bar(M, pc, ins, canon, ms, mods):
                 v = np.repeat(per.any(axis=1), tpc)
             d.m(v, m)
     return sync
+
+
+def _barrier_control(M, pc, ins, G, bid, id_src):
+    """``bar.sync 0;`` / ``barrier.sync.aligned 0;`` as a scheduling point.
+
+    Threads of a CTA may reach the same barrier id at different ``bar.sync`` instructions (legal
+    since sm_70). When the threads here are not the whole CTA and the missing ones sit in a
+    sibling path of the divergence stack (an entry below that shares no thread with this one),
+    this entry *parks*: it waits below that sibling, which runs until it reaches a barrier; when
+    every live thread of the CTA has arrived, the barrier completes and parked entries go on after
+    their own ``bar.sync``. Only when the missing threads cannot run (they exited or wait at a
+    reconvergence point) is ``barrier_divergence`` reported (the CTA would hang)."""
+    tpc, batch, nthreads = M.tpc, M.batch, M.nthreads
+    nxt = pc + 1
+    key = bid if bid is not None else ("reg", pc)
+
+    def release(stack, ctas_mask):
+        """Barrier ``key`` completes for the threads in ``ctas_mask``: parked entries go on."""
+        M.barrier_epoch_for(ctas_mask)
+        pend = M.bar_pending.get(key)
+        if pend is not None:
+            pend &= ~ctas_mask
+        keep = []
+        for e, at in M.bar_parked.get(key, []):
+            done = e[2] & ctas_mask
+            if not done.any():
+                keep.append((e, at))
+                continue
+            if (done == e[2]).all():
+                e[0] = at + 1
+                M.parked_ids.discard(id(e))
+                continue
+            e[2] = e[2] & ~done                      # part of the entry's CTAs completed: split it
+            M.refresh(e)
+            k = next(i for i, x in enumerate(stack) if x is e)
+            stack.insert(k + 1, M.entry(at + 1, e[1], done))
+            keep.append((e, at))
+        M.bar_parked[key] = keep
+
+    def barrier(M, stack, top):
+        M.barrier_waits += 1
+        here = top[2] if G is None else top[2] & G()
+        top[0] = nxt
+        if not here.any():
+            return
+        M.parked_ids.discard(id(top))          # a parked entry retrying (its sibling never arrived)
+        pend = M.bar_pending.get(key)
+        arrived = here if pend is None else (here | pend)
+        expected = ~M.exited
+        missing = (expected & ~arrived).reshape(batch, tpc)
+        cta_here = here.reshape(batch, tpc).any(axis=1)
+        incomplete = missing.any(axis=1) & cta_here
+        if not incomplete.any():
+            release(stack, np.repeat(cta_here, tpc))
+            return
+        miss = (missing & incomplete[:, None]).reshape(-1)
+        sibling = None
+        for j in range(len(stack) - 2, -1, -1):
+            e = stack[j]
+            if e[3] and id(e) not in M.parked_ids and not (e[2] & top[2]).any() and (e[2] & miss).any():
+                sibling = j
+                break
+        if sibling is None:
+            for cta in np.flatnonzero(incomplete)[:8]:
+                lanes = np.flatnonzero(missing[cta])
+                first = int(cta * tpc + lanes[0])
+                n_here = int(np.count_nonzero(arrived.reshape(batch, tpc)[cta]))
+                M.report_cta("barrier_divergence", pc, int(cta),
+                             f"{ins.full_opcode}: {n_here} of {n_here + len(lanes)} live threads of the CTA "
+                             f"arrive; thread {M.thread_coords(first)[1]} and {len(lanes) - 1} other(s) "
+                             f"never reach it (the CTA would hang)", lane=first)
+            release(stack, np.repeat(cta_here, tpc))
+            return
+        done_ctas = cta_here & ~incomplete
+        if done_ctas.any():
+            release(stack, np.repeat(done_ctas, tpc))
+        wait = here & np.repeat(incomplete, tpc)
+        M.bar_pending[key] = wait.copy() if pend is None else (pend | wait)
+        go = top[2] & ~wait
+        if go.any():                              # threads of completed CTAs (or guard-false) go on
+            top[2] = go
+            M.refresh(top)
+            parked = M.entry(pc, top[1], wait)
+        else:
+            stack.pop()
+            top[0] = pc
+            top[2] = wait
+            M.refresh(top)
+            parked = top
+        stack.insert(sibling, parked)
+        M.bar_parked.setdefault(key, []).append((parked, pc))
+        M.parked_ids.add(id(parked))
+    return barrier
 
 
 @op("bar.warp.sync", "membar", "fence", "fence.proxy.async", "fence.proxy.tensormap", "nanosleep", "setmaxnreg",

@@ -32,10 +32,50 @@ def _ty(mods, default="b32"):
 
 
 # ---------------------------------------------------------------------------------- mov
+def _mov_b128(M, ins, dst, src):
+    """``mov.b128 %rq1, {%rd1, %rd2};`` packs (first element lowest), ``mov.b128 {%rd1, %rd2}, %rq1;``
+    unpacks (also as four .b32), ``mov.b128 %rq2, %rq1;`` copies."""
+    from .memory import b128_operand
+
+    def halves_of(parts, ew):
+        per = 64 // ew
+        out = []
+        for h in range(2):
+            v = None
+            for k in range(per):
+                x = np.broadcast_to(np.asarray(parts[h * per + k]()).astype(U64), (M.T,)) << U64(ew * k)
+                v = x if v is None else v | x
+            out.append(v)
+        return np.stack(out, axis=1)
+
+    if isinstance(src, ir.Vector):
+        n = len(src.elements)
+        ew = 128 // n
+        parts = [M.src(e, f"b{ew}", ins) for e in src.elements]
+        d = b128_operand(M, ins, dst)
+        return lambda m: np.copyto(d, halves_of(parts, ew), where=True if m is None else m[:, None])
+    a = b128_operand(M, ins, src)
+    if isinstance(dst, ir.Vector):
+        n = len(dst.elements)
+        ew = 128 // n
+        per = 64 // ew
+        outs = [M.dst(e, f"b{ew}", ins) for e in dst.elements]
+        mask = U64((1 << ew) - 1) if ew < 64 else U64(0xFFFFFFFFFFFFFFFF)
+
+        def unpack(m):
+            for i, o in enumerate(outs):
+                o.m(((a[:, i // per] >> U64(ew * (i % per))) & mask).astype(UINT[ew // 8]), m)
+        return unpack
+    d = b128_operand(M, ins, dst)
+    return lambda m: np.copyto(d, a, where=True if m is None else m[:, None])
+
+
 @op("mov")
 def _mov(M, pc, ins, canon, ms, mods):
     t = _ty(mods)
     dst, src = ins.operands[0], ins.operands[1]
+    if t == "b128":
+        return _mov_b128(M, ins, dst, src)
     if isinstance(src, ir.Vector):           # pack
         n = len(src.elements)
         ew = 8 * nbytes(t) // n

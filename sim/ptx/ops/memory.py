@@ -57,8 +57,8 @@ def _ld(M, pc, ins, canon, ms, mods):
     dsts = _regs(ins.operands[0])
     nelem = max(nvec, len(dsts))
     esize = nbytes(t)
-    if esize > 8:      # b128: two 64-bit halves per register pair
-        raise M.error(f"not implemented: {ins.full_opcode}", ins)
+    if esize > 8:      # b128: two 64-bit halves per register
+        return _ld_b128(M, pc, ins, space, nelem, dsts)
     cd = compute_dtype(t)
     writers = [M.dst(e, t, ins) for e in dsts]
     sym_space, addr_fn = M.address(ins.operands[1], ins)
@@ -87,6 +87,44 @@ def _ld(M, pc, ins, canon, ms, mods):
     return f
 
 
+def b128_operand(M, ins, op_):
+    """A ``.b128`` register operand: its [T, 2] uint64 storage (low half first)."""
+    if not isinstance(op_, ir.Register):
+        raise M.error(f"{ins.full_opcode}: a .b128 operand must be a .b128 register", ins)
+    arr, rt = M.reg(op_.name, ins.scope)
+    if rt != "b128":
+        raise M.error(f"{ins.full_opcode}: register {op_.name} is .{rt}, not .b128", ins)
+    return arr
+
+
+def _ld_b128(M, pc, ins, space, nelem, dsts):
+    """``ld.global.b128 %rq1, [%rd4];`` (sm_70+, PTX 8.3): 16 aligned bytes per register."""
+    regs = [b128_operand(M, ins, e) for e in dsts]
+    sym_space, addr_fn = M.address(ins.operands[1], ins)
+    if sym_space is not None and (space == "generic" or sym_space == "callparam"):
+        space = sym_space
+
+    def f(m):
+        lanes, vals = M.load(pc, space, m, addr_fn, 8, 2 * nelem)
+        if vals is None or len(lanes) == 0:
+            return
+        for k, r in enumerate(regs):
+            r[lanes] = vals[:, 2 * k:2 * k + 2]
+    return f
+
+
+def _st_b128(M, pc, ins, space, nelem):
+    regs = [b128_operand(M, ins, e) for e in _regs(ins.operands[1])]
+    sym_space, addr_fn = M.address(ins.operands[0], ins)
+    if sym_space is not None and (space == "generic" or sym_space == "callparam"):
+        space = sym_space
+
+    def values(lanes):
+        return np.concatenate([r if lanes is None else r[lanes] for r in regs], axis=1)
+
+    return lambda m: M.store(pc, space, m, addr_fn, 8, values)
+
+
 def store_values(M, ins, op_, t, nelem):
     """A function lanes -> [n, nelem] unsigned values to store (registers or immediates)."""
     srcs = [M.src(e, t, ins) for e in _regs(op_)]
@@ -111,9 +149,9 @@ def _st(M, pc, ins, canon, ms, mods):
     t = _ty(mods)
     space = space_of(mods)
     esize = nbytes(t)
-    if esize > 8:
-        raise M.error(f"not implemented: {ins.full_opcode}", ins)
     nelem = max(_vec(mods), len(_regs(ins.operands[1])))
+    if esize > 8:
+        return _st_b128(M, pc, ins, space, nelem)
     sym_space, addr_fn = M.address(ins.operands[0], ins)
     if sym_space is not None and (space == "generic" or sym_space == "callparam"):
         space = sym_space

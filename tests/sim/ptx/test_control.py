@@ -169,3 +169,39 @@ def test_max_steps_stops_an_endless_loop():
     out, res = run_body("LOOP: add.s32 %r2, %r2, 1; bra.uni LOOP;", max_steps=500)
     assert [p.kind for p in res.problems] == ["max_steps"]
 
+
+
+SPLIT_BARRIER = """
+    shr.u32 %r3, %r1, 5;
+    shl.b32 %r4, %r1, 2;
+    mov.u32 %r9, smem;
+    add.u32 %r8, %r9, %r4;
+    setp.eq.u32 %p1, %r3, 0;
+    @%p1 bra W0;
+    add.u32 %r5, %r1, 1000;
+    st.shared.u32 [%r8], %r5;
+    bar.sync {b1};
+    ld.shared.u32 %r2, [%r8+-128];
+    bra.uni END;
+W0:
+    add.u32 %r5, %r1, 2000;
+    st.shared.u32 [%r8], %r5;
+    bar.sync {b0};
+    ld.shared.u32 %r2, [%r8+128];
+END:
+"""
+
+
+def test_warps_meeting_at_different_bar_sync_instructions_synchronise():
+    # warp 1 reaches its bar.sync first (the fall-through path runs first), waits for warp 0 at
+    # another bar.sync with the same id; each then reads what the other warp stored before it
+    out, res = run_body(SPLIT_BARRIER.format(b0=0, b1=0), threads=64)
+    assert res.problems == []
+    t = np.arange(64)
+    assert out.tolist() == np.where(t < 32, t + 32 + 1000, t - 32 + 2000).tolist()
+
+
+def test_different_barrier_ids_are_a_divergence():
+    _, res = run_body(SPLIT_BARRIER.format(b0=1, b1=0), threads=64)
+    kinds = {p.kind for p in res.problems}
+    assert "barrier_divergence" in kinds

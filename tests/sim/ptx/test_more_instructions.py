@@ -170,3 +170,39 @@ def test_misaligned_vector_atomic_is_reported():
     """
     _, res = run_body(body, np.zeros(32, np.uint32))
     assert res.problems and res.problems[0].kind == "misaligned"
+
+
+# ------------------------------------------------------------------------------ .b128 (PTX 8.3, sm_70+)
+def test_b128_load_store_and_mov_pack_unpack():
+    # each thread loads 16 bytes of `in`, swaps the 64-bit halves through mov.b128 pack/unpack,
+    # stores them back 16 bytes further on, and returns the third 32-bit word it loaded
+    body = """
+    .reg .b128 %rq<3>;
+    shl.b32 %r3, %r1, 5;
+    cvt.u64.u32 %rd5, %r3;
+    add.s64 %rd6, %rd2, %rd5;
+    ld.global.b128 %rq1, [%rd6];
+    mov.b128 {%rd7, %rd8}, %rq1;
+    mov.b128 %rq2, {%rd8, %rd7};
+    st.global.b128 [%rd6+16], %rq2;
+    mov.b128 {%r4, %r5, %r6, %r7}, %rq1;
+    mov.u32 %r2, %r6;
+    """
+    inp = np.arange(8 * 32, dtype=np.uint32)
+    before = inp.copy()
+    out, res = run_body(body, inp, threads=8)
+    assert not res.problems
+    w = before[:64].reshape(8, 8)
+    assert out[:8].tolist() == w[:, 2].tolist()
+    got = inp[:64].reshape(8, 8)
+    assert got[:, 4:8].tolist() == np.concatenate([w[:, 2:4], w[:, 0:2]], axis=1).tolist()
+    assert got[:, 0:4].tolist() == w[:, 0:4].tolist()
+
+
+def test_misaligned_b128_load_is_reported():
+    body = """
+    .reg .b128 %rq<2>;
+    ld.global.b128 %rq1, [%rd2+8];
+    """
+    _, res = run_body(body, np.zeros(64, np.uint32), threads=1)
+    assert [p.kind for p in res.problems] == ["misaligned"]
