@@ -94,6 +94,19 @@ class Cfg:
         g = nx.DiGraph()
         for b in self.blocks:
             g.add_node(b.id)
+        # Plain adjacency next to the networkx graph, in the same (insertion) order: the analyses
+        # below walk these lists, which costs far less than networkx calls on graphs this small.
+        self.succ: list[list[int]] = [[] for _ in self.blocks]
+        self.pred: list[list[int]] = [[] for _ in self.blocks]
+        self.edge_kind: dict[tuple[int, int], str] = {}
+
+        def add_edge(u: int, v: int, kind: str) -> None:
+            g.add_edge(u, v, kind=kind)
+            if (u, v) not in self.edge_kind:
+                self.succ[u].append(v)
+                self.pred[v].append(u)
+            self.edge_kind[(u, v)] = kind
+
         for b in self.blocks:
             if len(b) == 0:
                 continue
@@ -103,27 +116,95 @@ class Cfg:
                 dests = [start_block[labels[t]] for t in _targets(last, labels) if labels[t] in start_block]
                 conditional = last.guard is not None or last.opcode == "brx"
                 for d in dests:
-                    g.add_edge(b.id, d, kind="taken" if conditional else "jump")
-                if conditional and nxt is not None and not g.has_edge(b.id, nxt):
-                    g.add_edge(b.id, nxt, kind="fallthrough")
+                    add_edge(b.id, d, "taken" if conditional else "jump")
+                if conditional and nxt is not None and (b.id, nxt) not in self.edge_kind:
+                    add_edge(b.id, nxt, "fallthrough")
             elif is_end(last):
                 pass
             elif nxt is not None:
-                g.add_edge(b.id, nxt, kind="fallthrough")
+                add_edge(b.id, nxt, "fallthrough")
         self.graph = g
 
     # ---- dominators and loops ---------------------------------------------------------------
 
     @cached_property
+    def preorder(self) -> list[int]:
+        """Blocks in depth-first preorder from the entry (successors in edge order), then the
+        unreachable ones in id order."""
+        if not self.blocks:
+            return []
+        seen = {0}
+        order = [0]
+        stack = [iter(self.succ[0])]
+        while stack:
+            for v in stack[-1]:
+                if v not in seen:
+                    seen.add(v)
+                    order.append(v)
+                    stack.append(iter(self.succ[v]))
+                    break
+            else:
+                stack.pop()
+        order += [b.id for b in self.blocks if b.id not in seen]
+        return order
+
+    @cached_property
     def reachable(self) -> set[int]:
-        return set(nx.descendants(self.graph, 0)) | {0} if self.blocks else set()
+        if not self.blocks:
+            return set()
+        seen = {0}
+        stack = [0]
+        while stack:
+            for v in self.succ[stack.pop()]:
+                if v not in seen:
+                    seen.add(v)
+                    stack.append(v)
+        return seen
 
     @cached_property
     def idom(self) -> dict[int, int]:
+        """Immediate dominators of the reachable blocks (the entry maps to itself).
+
+        The iterative algorithm of Cooper, Harvey and Kennedy over reverse postorder.
+        """
         if not self.blocks:
             return {}
-        idom = dict(nx.immediate_dominators(self.graph, 0))
-        idom[0] = 0  # networkx >= 3.5 leaves the start node out
+        post: list[int] = []
+        seen = {0}
+        stack = [(0, iter(self.succ[0]))]
+        while stack:
+            node, it = stack[-1]
+            for v in it:
+                if v not in seen:
+                    seen.add(v)
+                    stack.append((v, iter(self.succ[v])))
+                    break
+            else:
+                stack.pop()
+                post.append(node)
+        rank = {b: i for i, b in enumerate(post)}
+        rpo = post[::-1]
+        idom = {0: 0}
+        changed = True
+        while changed:
+            changed = False
+            for b in rpo[1:]:
+                new = None
+                for p in self.pred[b]:
+                    if p not in idom:
+                        continue
+                    if new is None:
+                        new = p
+                        continue
+                    a = p
+                    while a != new:  # intersect in the dominator tree
+                        while rank[a] < rank[new]:
+                            a = idom[a]
+                        while rank[new] < rank[a]:
+                            new = idom[new]
+                if idom.get(b) != new:
+                    idom[b] = new
+                    changed = True
         return idom
 
     def dominates(self, a: int, b: int) -> bool:
@@ -141,7 +222,9 @@ class Cfg:
 
     @cached_property
     def back_edges(self) -> list[tuple[int, int]]:
-        return [(u, v) for u, v in self.graph.edges if u in self.reachable and self.dominates(v, u)]
+        reachable = self.reachable
+        return [(u, v) for u in range(len(self.blocks)) for v in self.succ[u]
+                if u in reachable and self.dominates(v, u)]
 
     @cached_property
     def loops(self) -> dict[int, Loop]:
@@ -155,7 +238,7 @@ class Cfg:
                 x = stack.pop()
                 if x == h:
                     continue
-                for p in self.graph.predecessors(x):
+                for p in self.pred[x]:
                     if p not in body and p in self.reachable:
                         body.add(p)
                         stack.append(p)

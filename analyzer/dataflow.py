@@ -130,45 +130,86 @@ class Dataflow:
         return self.cfg.fn.register_key(name, ins.scope)
 
     def _solve(self) -> None:
-        cfg = self.cfg
-        gen: dict[int, dict[str, int]] = {}
-        for b in cfg.blocks:
-            g: dict[str, int] = {}
-            for k in range(b.start, b.end):
-                for r in self.dests[k]:
-                    g[r] = k
-            gen[b.id] = g
-        out: dict[int, dict[str, frozenset[int]]] = {b.id: {} for b in cfg.blocks}
-        inn: dict[int, dict[str, frozenset[int]]] = {b.id: {} for b in cfg.blocks}
-        import networkx as nx
+        """Reaching definitions as bit sets: one bit per (instruction, register written) pair.
 
-        order = list(nx.dfs_preorder_nodes(cfg.graph, 0)) if cfg.blocks else []
-        order += [b.id for b in cfg.blocks if b.id not in set(order)]
+        ``out[b] = gen[b] | (in[b] & ~kill[b])`` iterated to the least fixed point, where ``gen``
+        holds the last definition of each register in the block and ``kill`` every definition
+        of the registers the block writes.
+        """
+        cfg = self.cfg
+        dests = self.dests
+        def_ins: list[int] = []               # bit -> instruction index
+        reg_mask: dict[str, int] = {}         # register key -> bits of all its definitions
+        bit_of: dict[tuple[int, str], int] = {}
+        for k, d in enumerate(dests):
+            for r in d:
+                bit = 1 << len(def_ins)
+                bit_of[(k, r)] = bit
+                def_ins.append(k)
+                reg_mask[r] = reg_mask.get(r, 0) | bit
+        nblocks = len(cfg.blocks)
+        gen = [0] * nblocks
+        keep = [0] * nblocks                  # ~kill, limited to the bits that exist
+        everything = (1 << len(def_ins)) - 1
+        for b in cfg.blocks:
+            last: dict[str, int] = {}
+            for k in range(b.start, b.end):
+                for r in dests[k]:
+                    last[r] = k
+            g = kill = 0
+            for r, k in last.items():
+                g |= bit_of[(k, r)]
+                kill |= reg_mask[r]
+            gen[b.id] = g
+            keep[b.id] = everything & ~kill
+        preds = cfg.pred
+        order = cfg.preorder
+        inn = [0] * nblocks
+        out = list(gen)
         changed = True
         while changed:
             changed = False
             for bid in order:
-                merged: dict[str, frozenset[int]] = {}
-                for p in cfg.graph.predecessors(bid):
-                    for r, ds in out[p].items():
-                        cur = merged.get(r)
-                        merged[r] = ds if cur is None else (cur | ds)
-                inn[bid] = merged
-                new = dict(merged)
-                for r, k in gen[bid].items():
-                    new[r] = frozenset((k,))
+                x = 0
+                for p in preds[bid]:
+                    x |= out[p]
+                inn[bid] = x
+                new = gen[bid] | (x & keep[bid])
                 if new != out[bid]:
                     out[bid] = new
                     changed = True
-        self.block_in = inn
+        self._in_bits = inn
+        self._reg_mask = reg_mask
+        self._def_ins = def_ins
+        self._reach_memo: dict[tuple[int, str], frozenset[int]] = {}
+
+    def _defs(self, bits: int) -> frozenset[int]:
+        def_ins = self._def_ins
+        out = []
+        while bits:
+            low = bits & -bits
+            out.append(def_ins[low.bit_length() - 1])
+            bits ^= low
+        return frozenset(out)
+
+    @property
+    def block_in(self) -> dict[int, dict[str, frozenset[int]]]:
+        """Block id -> register key -> definitions reaching the block's entry."""
+        return {bid: {r: self._defs(bits & m) for r, m in self._reg_mask.items() if bits & m}
+                for bid, bits in enumerate(self._in_bits)}
 
     def reaching(self, reg: str, at: int) -> frozenset[int]:
         """Definition indices of register key ``reg`` that reach instruction ``at`` (before it executes)."""
         b = self.cfg.blocks[self.cfg.block_of_index[at]]
+        dests = self.dests
         for k in range(at - 1, b.start - 1, -1):
-            if reg in self.dests[k]:
+            if reg in dests[k]:
                 return frozenset((k,))
-        return self.block_in[b.id].get(reg, frozenset())
+        key = (b.id, reg)
+        hit = self._reach_memo.get(key)
+        if hit is None:
+            hit = self._reach_memo[key] = self._defs(self._in_bits[b.id] & self._reg_mask.get(reg, 0))
+        return hit
 
     # ---- evaluation -------------------------------------------------------------------------
 

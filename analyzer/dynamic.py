@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import networkx as nx
 import numpy as np
 
 from isa.ir import Pair, Register
@@ -116,7 +115,7 @@ class Estimator:
         """(block, in-loop successor, out-of-loop successor) for conditional exits of a loop."""
         out = []
         for b in sorted(loop.blocks):
-            succ = list(self.cfg.graph.successors(b))
+            succ = self.cfg.succ[b]
             if len(succ) != 2:
                 continue
             inside = [s for s in succ if s in loop.blocks]
@@ -139,7 +138,7 @@ class Estimator:
         br = self.ins[branch_idx]
         if br.guard is None:
             return LoopInfo(trips=None, exact=False, reason="exit is not a predicated branch", **base)
-        taken_inside = self.cfg.graph.edges[b, inside].get("kind") == "taken"
+        taken_inside = self.cfg.edge_kind[(b, inside)] == "taken"
         stay_when_true = taken_inside != br.guard.negated
         fn = self.cfg.fn
         pkey = fn.register_key(br.guard.register, br.scope)
@@ -251,7 +250,8 @@ class Estimator:
 
     def estimate(self) -> Estimate:
         cfg = self.cfg
-        g = cfg.graph
+        succs = cfg.succ
+        kinds = cfg.edge_kind
         n = len(cfg.blocks)
         loops = {h: self.loop_info(l) for h, l in cfg.loops.items()}
         prob: dict[tuple[int, int], float] = {}
@@ -263,9 +263,9 @@ class Estimator:
             if ex:
                 ex.sort(key=lambda e: (e[0] not in l.latches, e[0] != l.header))
                 controlling[ex[0][0]] = h
-        return_only = {b.id for b in cfg.blocks if g.out_degree(b.id) == 0 and len(b) <= 2}
+        return_only = {b.id for b in cfg.blocks if not succs[b.id] and len(b) <= 2}
         for b in cfg.blocks:
-            succ = list(g.successors(b.id))
+            succ = succs[b.id]
             if len(succ) == 1:
                 prob[(b.id, succ[0])] = 1.0
                 exact_branch[b.id] = True
@@ -279,7 +279,7 @@ class Estimator:
                 continue
             last_idx = b.end - 1
             br = self.ins[last_idx]
-            taken = next(s for s in succ if g.edges[b.id, s].get("kind") == "taken")
+            taken = next(s for s in succ if kinds[(b.id, s)] == "taken")
             fall = next(s for s in succ if s != taken)
             if b.id in controlling:
                 h = controlling[b.id]
@@ -321,14 +321,28 @@ class Estimator:
             if info.trips is None and counts.get(h, 0) > 0:
                 notes.append(f"loop at line {info.first_line}: trip count unknown ({info.reason}); "
                              f"assumed {self.assumed}")
-        exact: dict[int, bool] = {}
-        for b in range(n):
-            anc = nx.ancestors(g, b) | {b}
-            exact[b] = all(exact_branch.get(a, True) for a in anc if a != b or b in self._self_loop_blocks(b))
+        # A block's count is exact unless an inexact branch can lead to it: one in a block that
+        # reaches it (itself only when it lies on a loop).
+        tainted: set[int] = set()
+        for a in range(n):
+            if exact_branch.get(a, True):
+                continue
+            if self._self_loop_blocks(a):
+                tainted.add(a)
+            seen: set[int] = set()
+            stack = [a]
+            while stack:
+                for v in succs[stack.pop()]:
+                    if v not in seen:
+                        seen.add(v)
+                        stack.append(v)
+            seen.discard(a)
+            tainted |= seen
+        exact = {b: b not in tainted for b in range(n)}
         return Estimate(counts=counts, exact=exact, loops=loops, notes=notes, missing_params=set(self.flow.missing))
 
     def _self_loop_blocks(self, b: int) -> set[int]:
-        return {b} if self.cfg.graph.has_edge(b, b) or any(b in l.blocks for l in self.cfg.loops.values()) else set()
+        return {b} if (b, b) in self.cfg.edge_kind or any(b in l.blocks for l in self.cfg.loops.values()) else set()
 
     @staticmethod
     def _solve(n: int, prob: dict[tuple[int, int], float]) -> dict[int, float]:

@@ -56,13 +56,33 @@ def source_names(module: Module, fn: Function) -> list[str | None]:
     return [None] * n
 
 
-def _manifest_names(path: Path, kernel: str) -> list[str] | None:
-    manifest = path.parent.parent / "manifest.json"
-    if not manifest.exists():
-        return None
+_MANIFESTS: dict[Path, tuple[tuple[int, int], dict | None]] = {}
+
+
+def _manifest(path: Path) -> dict | None:
+    """The parsed manifest, read again only when the file's modification time or size changed
+    (analysing a corpus asks once per kernel; this process keeps one parse)."""
     try:
-        data = json.loads(manifest.read_text())
+        st = path.stat()
+    except OSError:
+        return None
+    stamp = (st.st_mtime_ns, st.st_size)
+    hit = _MANIFESTS.get(path)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    try:
+        data = json.loads(path.read_text())
     except (OSError, ValueError):
+        data = None
+    if not isinstance(data, dict):
+        data = None
+    _MANIFESTS[path] = (stamp, data)
+    return data
+
+
+def _manifest_names(path: Path, kernel: str) -> list[str] | None:
+    data = _manifest(path.parent.parent / "manifest.json")
+    if data is None:
         return None
     for e in data.get("entries", ()):
         if e.get("entry") == kernel and any(Path(p).name == path.name for p in e.get("ptx", {}).values()):

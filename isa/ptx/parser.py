@@ -16,10 +16,12 @@ opcodes, targets and register declarations.
 
 from __future__ import annotations
 
+import gc
 import re
 import struct
-from dataclasses import replace
 import threading
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from lark import Lark, Token, Transformer
@@ -583,12 +585,30 @@ def _describe_expected(lark: Lark, names) -> list[str]:
     return sorted(set(out))
 
 
+@contextmanager
+def gc_paused():
+    """The cyclic garbage collector off for a block that allocates many long-lived, acyclic
+    objects (an IR tree): left on, it scans them again and again while they are being built."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def parse(text: str, file: str = "<text>", *, lenient: bool = False, diagnostics: list | None = None) -> ir.Module:
     """Parse PTX ``text``; ``file`` names it in spans and errors.
 
     With ``lenient``, unknown opcodes and modifiers become warnings appended to ``diagnostics``
     instead of errors.
     """
+    with gc_paused():
+        return _parse(text, file, lenient, diagnostics)
+
+
+def _parse(text: str, file: str, lenient: bool, diagnostics: list | None) -> ir.Module:
     if not text.strip():
         raise ParseError("empty file: expected '.version'", Span(file, 1, 1), source_line="")
     with _LOCK:
