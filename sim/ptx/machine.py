@@ -279,6 +279,23 @@ class Machine:
         self.pc_warps = [0] * n
         self.pc_threads = [0] * n
 
+    def relaunch(self, gmem: GlobalMemory, listeners=()) -> None:
+        """Make a decoded machine ready for another launch with the same program, geometry and
+        parameter bytes (``run_kernel``'s decode cache): new global memory, listeners, counters."""
+        self.gmem = gmem
+        self.listeners = list(listeners)
+        self.mem_listeners = self.listeners
+        self.all_listeners = [l for l in self.listeners if not getattr(l, "memory_only", False)]
+        self.problems = ProblemLog()
+        self.steps = 0
+        self.aborted = False
+        self.bytes_load = {}
+        self.bytes_store = {}
+        self.barrier_waits = 0
+        n = len(self.prog)
+        self.pc_warps = [0] * n
+        self.pc_threads = [0] * n
+
     # ------------------------------------------------------------------ layout
     def _layout_shared(self, module: ir.Module, fn: ir.Function) -> int:
         off = 0
@@ -878,6 +895,8 @@ class Machine:
         self.localmem.data.fill(0)
         self.callparams.data.fill(0)
         self.frames = []
+        if getattr(self, "carry_flag", None) is not None:
+            self.carry_flag.fill(False)
         self.bar_pending = {}        # barrier id -> threads that arrived and wait (split arrivals)
         self.bar_parked = {}         # barrier id -> [(stack entry, its bar.sync pc)]
         self.parked_ids = set()      # id() of parked stack entries (not runnable siblings)

@@ -301,6 +301,8 @@ def _wgmma(M, pc, ins, canon, ms, mods):
     elif len(imms) == 3:
         trb = imms[2]
 
+    seen: dict = {}
+
     def f(m):
         w = _warps(M, m, group=4)
         if len(w) == 0:
@@ -309,8 +311,15 @@ def _wgmma(M, pc, ins, canon, ms, mods):
         bd = np.broadcast_to(np.asarray(Bd()).astype(U64), (M.T,))[first]
         a = A.read(w) if a_regs else np.broadcast_to(np.asarray(A()).astype(U64), (M.T,))[first]
         sd = scale_imm if scale is None else np.broadcast_to(np.asarray(scale()), (M.T,))[first]
-        a_addr, b_addr = _reraise(M, ins, lambda: wgmma_smem_addresses(shape, a_t, b_t, None if a_regs else a, bd,
-                                                                       tra, trb))
+        key = (bd.tobytes(), None if a_regs else a.tobytes())       # descriptors repeat across k-steps
+        hit = seen.get(key)
+        if hit is None:
+            hit = _reraise(M, ins, lambda: wgmma_smem_addresses(shape, a_t, b_t, None if a_regs else a, bd,
+                                                                tra, trb))
+            if len(seen) >= 256:
+                seen.clear()
+            seen[key] = hit
+        a_addr, b_addr = hit
         esz = {"f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1, "s8": 1, "u8": 1, "tf32": 4}[a_t]
         ctas = M.cta_local[first]
         for addrs in ([b_addr] if a_addr is None else [a_addr, b_addr]):

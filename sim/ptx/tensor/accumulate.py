@@ -70,25 +70,32 @@ def float_accumulate(a: np.ndarray, b: np.ndarray, c: np.ndarray, a_type: str = 
     """
     b_type = b_type or a_type
     p = align_bits or min(ALIGN_BITS[a_type], ALIGN_BITS[b_type])
-    ea = _exponent(a, MIN_EXP[a_type])                       # [W, M, K]
-    eb = _exponent(b, MIN_EXP[b_type])                       # [W, K, N]
-    ep = ea[:, :, None, :] + eb.transpose(0, 2, 1)[:, None, :, :]          # [W, M, N, K]
-    prod = a[:, :, None, :] * b.transpose(0, 2, 1)[:, None, :, :]
-    ep = np.where(prod != 0, ep, np.int64(-(1 << 20)))
+    # exponents as int32 (a zero factor gives about -2**20, so its product never sets emax)
+    ea = _exponent(a, MIN_EXP[a_type]).astype(np.int32)                  # [W, M, K]
+    ebt = _exponent(b, MIN_EXP[b_type]).astype(np.int32).transpose(0, 2, 1)   # [W, N, K]
+    bt = b.transpose(0, 2, 1)
     c = c.astype(np.float64)
-    emax = np.maximum(ep.max(axis=-1), _exponent(c, MIN_EXP.get(c_type, -126)))   # [W, M, N]
-    shift = (emax - (p - 1))
+    ec = _exponent(c, MIN_EXP.get(c_type, -126)).astype(np.int32)
+    emax = np.maximum((ea[:, :, None, :] + ebt[:, None, :, :]).max(axis=-1), ec)   # [W, M, N]
+    shift = (emax - (p - 1)).astype(np.int64)
     shift = np.where(emax < -(1 << 19), 0, shift)
-    q = shift[..., None]
-    total = np.ldexp(np.trunc(np.ldexp(prod, -q)), q).sum(axis=-1)
-    total += np.ldexp(np.trunc(np.ldexp(c, -shift)), shift)
+    prod = a[:, :, None, :] * bt[:, None, :, :]                          # exact in float64
+    total = _truncate(prod, shift[..., None]).sum(axis=-1)
+    total += _truncate(c, shift)
     d = _round_toward_zero_f32(total)
-    bad = ~np.isfinite(prod).all(axis=-1) | ~np.isfinite(c)
-    if bad.any():
+    if not (np.isfinite(a).all() and np.isfinite(b).all() and np.isfinite(c).all()):
+        bad = ~np.isfinite(prod).all(axis=-1) | ~np.isfinite(c)
         with np.errstate(invalid="ignore", over="ignore"):
             ieee = (prod.sum(axis=-1) + c).astype(np.float32)
         d = np.where(bad, ieee, d)
     return d
+
+
+def _truncate(x: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``x`` truncated toward zero to a multiple of ``2**q``: ``trunc(x * 2**-q) * 2**q``, both
+    scalings exact (powers of two, far from float64's range for these formats), so this equals
+    ``ldexp(trunc(ldexp(x, -q)), q)`` at a fraction of its cost; zeros keep their sign."""
+    return np.trunc(x * np.ldexp(1.0, -q)) * np.ldexp(1.0, q)
 
 
 def int_accumulate(a: np.ndarray, b: np.ndarray, c: np.ndarray, satfinite: bool) -> np.ndarray:
