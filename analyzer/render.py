@@ -13,15 +13,11 @@ KL005       a precision-mode rule is broken (``--precision-mode``)
 
 from __future__ import annotations
 
-import re
-
 import io
-import json
+import re
 from pathlib import Path
 
-from rich.console import Console
-from rich.table import Table
-
+from .jsontext import dumps
 from .report import KernelReport
 
 RULES = {
@@ -49,6 +45,9 @@ def _fmt(v) -> str:
 
 def render_text(reports: list[KernelReport], *, width: int | None = None, precision: dict | None = None) -> str:
     buf = io.StringIO()
+    from rich.console import Console  # imported here: JSON and SARIF runs never load rich
+    from rich.table import Table
+
     console = Console(file=buf, width=width or 110, force_terminal=False, color_system=None, highlight=False)
     for r in reports:
         data = r.to_json()
@@ -125,7 +124,7 @@ def render_json(reports: list[KernelReport], *, precision: dict | None = None) -
            "kernels": [r.to_json() for r in reports]}
     if precision is not None:
         doc["precision"] = precision
-    return json.dumps(doc, indent=2) + "\n"
+    return dumps(doc) + "\n"
 
 
 def _location(path: str, line: int, kernel: str) -> dict:
@@ -178,4 +177,4 @@ def render_sarif(reports: list[KernelReport], *, precision: dict | None = None) 
             "results": results,
         }],
     }
-    return json.dumps(doc, indent=2) + "\n"
+    return dumps(doc) + "\n"

@@ -17,6 +17,7 @@ opcodes, targets and register declarations.
 from __future__ import annotations
 
 import gc
+import os
 import re
 import struct
 import threading
@@ -34,11 +35,7 @@ GRAMMAR = Path(__file__).with_name("grammar.lark")
 
 # lark-cython, where installed, runs the same LALR tables and contextual lexer in compiled code; its
 # tokens are not ``str`` subclasses, so the builder reads ``tok.value`` and tests with ``_TOKENS``.
-try:  # optional accelerator; pure-Python Lark otherwise (KERNLENS_PURE_LARK=1 forces it)
-    import os as _os
-
-    if _os.environ.get("KERNLENS_PURE_LARK"):
-        raise ImportError("pure Lark requested")
+try:  # an optional accelerator: pure-Python Lark without it
     import lark_cython as _lark_cython
 
     _PLUGINS = _lark_cython.plugins
@@ -46,6 +43,9 @@ try:  # optional accelerator; pure-Python Lark otherwise (KERNLENS_PURE_LARK=1 f
 except ImportError:
     _PLUGINS = None
     _TOKENS = (Token,)
+
+#: Whether parses run on lark-cython: installed, and not turned off with ``KERNLENS_PURE_LARK=1``.
+ACCELERATED = _PLUGINS is not None and not os.environ.get("KERNLENS_PURE_LARK")
 
 SPECIAL_REGISTERS = frozenset(
     """%tid %ntid %ctaid %nctaid %laneid %warpid %nwarpid %smid %nsmid %gridid %clock %clock_hi
@@ -553,21 +553,27 @@ def _make_variable(b: _Builder, space: str, attrs, name: Token, dims, init, link
 
 
 _LOCK = threading.Lock()
-_LARK: list[Lark] = []
+_LARKS: dict[bool, Lark] = {}
 
 
-def _lark() -> Lark:
-    """The shared LALR parser; its inline transformer is re-targeted for each parse under a lock."""
-    if not _LARK:
-        options = {"_plugins": _PLUGINS} if _PLUGINS else {}
+def _lark(accelerated: bool | None = None) -> Lark:
+    """The shared LALR parser (on lark-cython or pure Lark, default :data:`ACCELERATED`); its
+    inline transformer is re-targeted for each parse under a lock."""
+    if accelerated is None:
+        accelerated = ACCELERATED
+    lark = _LARKS.get(accelerated)
+    if lark is None:
+        if accelerated and _PLUGINS is None:
+            raise RuntimeError("lark-cython is not installed")
+        options = {"_plugins": _PLUGINS} if accelerated else {}
         lark = Lark(GRAMMAR.read_text(), parser="lalr", lexer="contextual", maybe_placeholders=True,
                     transformer=_Builder("<text>"), **options)
         # After each reduction the parser looks up ``rule.origin.name`` in a table keyed by plain
         # strings; a Token name there costs a Python-level ``Token.__eq__`` per reduction.
         for rule in lark.rules:
             rule.origin.name = str(rule.origin.name)
-        _LARK.append(lark)
-    return _LARK[0]
+        _LARKS[accelerated] = lark
+    return lark
 
 
 def _describe_expected(lark: Lark, names) -> list[str]:
