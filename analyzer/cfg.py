@@ -18,8 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-import networkx as nx
-
 from isa.ir import Function, Instruction, Symbol
 
 _BRANCH_OPCODES = frozenset({"bra", "brx"})
@@ -91,17 +89,13 @@ class Cfg:
             for k in range(b.start, b.end):
                 self.block_of_index[k] = b.id
         start_block = {b.start: b.id for b in self.blocks}
-        g = nx.DiGraph()
-        for b in self.blocks:
-            g.add_node(b.id)
-        # Plain adjacency next to the networkx graph, in the same (insertion) order: the analyses
-        # below walk these lists, which costs far less than networkx calls on graphs this small.
+        # Plain adjacency lists in edge insertion order: the analyses walk these, which costs far
+        # less than networkx calls on graphs this small; :attr:`graph` builds the networkx view.
         self.succ: list[list[int]] = [[] for _ in self.blocks]
         self.pred: list[list[int]] = [[] for _ in self.blocks]
         self.edge_kind: dict[tuple[int, int], str] = {}
 
         def add_edge(u: int, v: int, kind: str) -> None:
-            g.add_edge(u, v, kind=kind)
             if (u, v) not in self.edge_kind:
                 self.succ[u].append(v)
                 self.pred[v].append(u)
@@ -123,7 +117,22 @@ class Cfg:
                 pass
             elif nxt is not None:
                 add_edge(b.id, nxt, "fallthrough")
-        self.graph = g
+
+    @cached_property
+    def graph(self):
+        """The graph as a networkx ``DiGraph`` (nodes are block ids, edge attribute ``kind``)."""
+        import networkx as nx  # imported on demand: the analyses themselves do not need it
+
+        g = nx.DiGraph()
+        g.add_nodes_from(range(len(self.blocks)))
+        for u, succ in enumerate(self.succ):
+            for v in succ:
+                g.add_edge(u, v, kind=self.edge_kind[(u, v)])
+        return g
+
+    def edges(self) -> list[tuple[int, int, str]]:
+        """``(source, target, kind)`` for every edge, sources in block order."""
+        return [(u, v, self.edge_kind[(u, v)]) for u, succ in enumerate(self.succ) for v in succ]
 
     # ---- dominators and loops ---------------------------------------------------------------
 
@@ -301,8 +310,8 @@ class Cfg:
             style = ', style=bold' if b.id in loop_headers else ""
             out.append(f'  B{b.id} [label="{label}"{style}];')
         back = set(self.back_edges)
-        for u, v, data in self.graph.edges(data=True):
-            attrs = [f'label="{data.get("kind", "")}"']
+        for u, v, kind in self.edges():
+            attrs = [f'label="{kind}"']
             if (u, v) in back:
                 attrs.append("style=dashed")
             out.append(f"  B{u} -> B{v} [{', '.join(attrs)}];")
