@@ -17,7 +17,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from isa.errors import InputError
-from isa.ir import Address, Function, Instruction, Module, RegisterDecl, Symbol, Variable, walk
+from isa.ir import (Address, Function, Immediate, Instruction, Module, OperandList, Register, RegisterDecl, Symbol,
+                    Variable, Vector, walk)
+from isa.ptx.semantics import describe as describe_ptx
 from isa.semantics import OpInfo, Scope
 from isa.semantics import describe as describe_any
 from isa.types import type_bits
@@ -91,9 +93,13 @@ class KernelReport:
 
     @property
     def classes(self) -> dict[str, int]:
+        # descriptions are shared between instructions of the same kind: count each once
+        per_info = Counter(map(id, self.infos))
+        unique = {id(info): info for info in self.infos}
         c: Counter[str] = Counter()
-        for info in self.infos:
-            c.update(info.classes)
+        for key, n in per_info.items():
+            for cls in unique[key].classes:
+                c[cls] += n
         return dict(sorted(c.items()))
 
     def matching(self, name: str) -> list[int]:
@@ -153,24 +159,35 @@ class KernelReport:
         names: set[str] = set()
 
         def visit(op) -> None:
-            if isinstance(op, Symbol):
+            t = type(op)
+            if t is Symbol:
                 names.add(op.name)
-            elif isinstance(op, Address) and isinstance(op.base, Symbol):
-                names.add(op.base.name)
-            for sub in getattr(op, "elements", ()) or getattr(op, "items", ()):
-                visit(sub)
+            elif t is Address:
+                if type(op.base) is Symbol:
+                    names.add(op.base.name)
+            elif t is Vector:
+                for sub in op.elements:
+                    visit(sub)
+            elif t is OperandList:
+                for sub in op.items:
+                    visit(sub)
 
         for ins in self.instructions:
             for op in ins.operands:
+                t = type(op)
+                if t is Register or t is Immediate:
+                    continue
                 visit(op)
         return names
 
     @property
     def shared(self) -> dict:
-        used = self._referenced_symbols()
         static, dynamic, names = 0, False, []
         local_vars = [v for v in walk(self.function.body or ()) if isinstance(v, Variable)]
-        module_vars = [v for v in self.module.variables if v.name in used]
+        module_vars = self.module.variables
+        if module_vars:
+            used = self._referenced_symbols()
+            module_vars = [v for v in module_vars if v.name in used]
         for v in local_vars + module_vars:
             if v.space != "shared":
                 continue
@@ -217,25 +234,33 @@ class KernelReport:
         units: Counter[str] = Counter()
         spill = 0.0
         total = 0.0
+        facts: dict[int, tuple] = {}  # per distinct description: what the loop below needs of it
         for k, info in enumerate(self.infos):
             c = counts[k]
             if not c:
                 continue
+            f = facts.get(id(info))
+            if f is None:
+                unit = info.unit.value
+                f = facts[id(info)] = (_SCOPE_DIV[info.scope], unit, info.classes, info.flops, info.int_ops,
+                                       info.in_dtype or "?", work_kind(info.family, unit, info.in_dtype),
+                                       info.bytes if info.space else 0, info.space)
+            div, unit, classes, n_flops, n_int, dtype, kind, n_bytes, space = f
             total += c
-            share = c / _SCOPE_DIV[info.scope]
-            units[info.unit.value] += c
-            for cls in info.classes:
+            share = c / div
+            units[unit] += c
+            for cls in classes:
                 mix[cls] += c
-            if info.flops:
-                flops[info.in_dtype or "?"] += info.flops * share
-                by_kind[work_kind(info.family, info.unit.value, info.in_dtype)] += info.flops * share
-            if info.int_ops:
-                int_ops[info.in_dtype or "?"] += info.int_ops * share
-                by_kind[work_kind(info.family, info.unit.value, info.in_dtype)] += info.int_ops * share
-            if info.bytes and info.space:
-                nbytes[info.space] += info.bytes * share
-                if info.space == "local":
-                    spill += info.bytes * share
+            if n_flops:
+                flops[dtype] += n_flops * share
+                by_kind[kind] += n_flops * share
+            if n_int:
+                int_ops[dtype] += n_int * share
+                by_kind[kind] += n_int * share
+            if n_bytes:
+                nbytes[space] += n_bytes * share
+                if space == "local":
+                    spill += n_bytes * share
         threads = self.threads
         scale = threads if threads else 1
         per = "launch" if threads else "thread"
@@ -390,7 +415,10 @@ def _num(v: float):
 def analyze_function(module: Module, fn: Function, *, params: dict[str, int] | None = None,
                      launch: Launch | None = None, machine: str | Machine | None = "h200",
                      assumed_trips: int = ASSUMED_TRIPS) -> KernelReport:
-    infos = [describe_any(i, module.isa) for i in fn.instructions]
+    if module.isa == "ascend":
+        infos = [describe_any(i, module.isa) for i in fn.instructions]
+    else:  # what describe_any does for PTX, without its dispatch per instruction
+        infos = list(map(describe_ptx, fn.instructions))
     cfg = Cfg(fn)
     launch = launch or Launch()
     flow = Dataflow(cfg, dict(params or {}), launch)
