@@ -122,6 +122,9 @@ class _Dims(tuple):
     """Array dimensions of a declaration (kept apart from initialiser tuples)."""
 
 
+_OPCODE_SPLIT: dict[str, tuple[str, tuple[str, ...]]] = {}  # "ld.global.f32" -> ("ld", ("global", "f32"))
+
+
 class _Builder(Transformer):
     """Builds IR nodes while Lark parses (inline transformer: no tree).
 
@@ -136,7 +139,14 @@ class _Builder(Transformer):
         self.last_loc: ir.SourceLoc | None = None  # (not `loc`: that is a rule) last ``.loc`` of the function being read
 
     def span(self, tok) -> Span:
-        return _mkspan(self.file, tok.line, tok.column, tok.end_line, tok.end_column)
+        s = _new(Span)  # _mkspan inlined: this runs for most tokens
+        d = s.__dict__
+        d["file"] = self.file
+        d["line"] = tok.line
+        d["col"] = tok.column
+        d["end_line"] = tok.end_line
+        d["end_col"] = tok.end_column
+        return s
 
     # ---- header
     def start(self, c):
@@ -364,12 +374,18 @@ class _Builder(Transformer):
             guard = None
             name_tok = c[0]
             ops = tuple(c[1:-1:2])
-        name, *mods = name_tok.value.split(".")
+        split = _OPCODE_SPLIT.get(name_tok.value)
+        if split is None:
+            name, *mods = name_tok.value.split(".")
+            split = (name, tuple(mods))
+            if len(_OPCODE_SPLIT) < 4096:
+                _OPCODE_SPLIT[name_tok.value] = split
+        name, mods = split
         if guard:
             line, col = guard.span.line, guard.span.col
         else:
             line, col = name_tok.line, name_tok.column
-        return ir.Instruction(name, tuple(mods), ops, guard,
+        return ir.Instruction(name, mods, ops, guard,
                               span=_mkspan(self.file, line, col, name_tok.line, name_tok.end_column), loc=self.last_loc)
 
     def name(self, c):
@@ -761,7 +777,16 @@ class _Resolver:
         new_ops = None
         operand = self.operand
         for k, o in enumerate(ops):
-            n = operand(o, visible)
+            t = type(o)
+            if t is ir.Register:  # the common case, checked here rather than in operand()
+                name = o.name
+                if name[0] == "%" and name not in visible and name not in SPECIAL_REGISTERS:
+                    self.check_register(name, o.span, visible)  # raises
+                n = o
+            elif t is ir.Immediate:
+                n = o
+            else:
+                n = operand(o, visible)
             if n is not o and new_ops is None:
                 new_ops = list(ops[:k])
             if new_ops is not None:
