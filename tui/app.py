@@ -22,6 +22,7 @@ from textual.markup import escape
 from textual.widgets import Footer, Header, Input, OptionList, Static, TabbedContent, TabPane, Tree
 from textual.widgets.option_list import Option
 
+from . import backends
 from .model import KernelDoc, LoadedFile, load_file
 from .widgets.asm_view import AsmView
 from .widgets.dialogs import GotoLine
@@ -202,6 +203,10 @@ class InspectorApp(App):
         else:
             self._update_status()
         self.log(f"loaded in {t:.2f}s")
+        # import the simulators off the UI thread once the app is interactive, so that the Run and
+        # Timeline tabs open at once later (asking on the UI thread would block it for ~1 s)
+        isas = frozenset(d.module.isa for _, d in self.entries if d is not None)
+        self.set_timer(1.0, lambda: self.run_worker(partial(backends.prewarm, isas), thread=True, group="prewarm"))
 
     # -- selection ---------------------------------------------------------------------------
 

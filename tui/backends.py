@@ -2,13 +2,15 @@
 
 The Run and Timeline tabs call :func:`simulator` and :func:`timing`; each returns an
 :class:`Availability` whose ``message`` says what is missing when ``ok`` is False, so the tab can
-say so instead of pretending.
+say so instead of pretending. Answers are cached: asking imports the simulators (about a second the
+first time), so the app's loading worker asks once (:func:`prewarm`) and the UI thread never waits.
 """
 
 from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from functools import lru_cache
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,7 @@ def _has(module: str, attr: str | None = None) -> bool:
     return attr is None or hasattr(mod, attr)
 
 
+@lru_cache(maxsize=None)
 def simulator(isa: str) -> Availability:
     """The functional simulator for ``isa`` (``sim.run_kernel`` for PTX, ``sim.ascend`` for Ascend)."""
     if isa == "ascend":
@@ -37,12 +40,14 @@ def simulator(isa: str) -> Availability:
                                "checkout yet, so kernels cannot be run from here.")
 
 
+@lru_cache(maxsize=None)
 def checker() -> Availability:
     if _has("sim.check"):
         return Availability(True, "sim.check")
     return Availability(False, "The numerical check (sim.check) is not available.")
 
 
+@lru_cache(maxsize=None)
 def timing(isa: str) -> Availability:
     """A timing model: the Ascend pipe timeline, or a PTX timing model when one exists."""
     if isa == "ascend":
@@ -54,3 +59,11 @@ def timing(isa: str) -> Availability:
         return Availability(True, "sim.timing")
     return Availability(False, "The timing model is not available: kernlens has no cycle model for PTX, so "
                                "there is no per-unit timeline or stall breakdown to show.")
+
+
+def prewarm(isas) -> None:
+    """Ask every question the tabs will ask for these ISAs (importing the simulators)."""
+    checker()
+    for isa in isas:
+        simulator(isa)
+        timing(isa)
