@@ -78,7 +78,9 @@ def overview_markup(doc: KernelDoc) -> str:
     out.append("")
     out.append("[b]Expectations[/]" + (f" [dim]({escape(a.expectations_source)})[/]" if a.expectations_source else ""))
     if not a.expectations:
-        out.append("  [dim]none for this kernel (not in a corpus manifest)[/]")
+        why = (f"its {doc.corpus.root.name}/manifest.json entry has no 'expect' for {doc.corpus.target}"
+               if doc.corpus is not None else "not in a corpus manifest")
+        out.append(f"  [dim]none for this kernel ({escape(why)})[/]")
     for e in a.expectations:
         mark = "[$success]✓[/]" if e.ok else ("[$error]✗[/]" if e.ok is False else "?")
         out.append(f"  {mark} {escape(e.expr):<26} [dim]found {e.found}[/] {escape(e.note)}")
