@@ -1,4 +1,4 @@
-"""Basic blocks, the control-flow graph (a networkx ``DiGraph``), dominators, natural loops and DOT.
+"""Basic blocks, the control-flow graph, dominators, natural loops and DOT.
 
 A block starts at the function entry, at every label that is a branch target, and after every
 branch or return; it holds a range of indices into ``Function.instructions``::
@@ -8,9 +8,11 @@ branch or return; it holds a range of indices into ``Function.instructions``::
         ...
         @%p6 bra    $L__BB0_4;        <- block 3 ends: edges to block 3 (taken) and block 4 (fall through)
 
-Nodes are block ids (0 = entry); edge attribute ``kind`` is ``taken``, ``fallthrough`` or
-``jump`` (an unconditional branch). Loops are natural loops of back edges (an edge whose target
-dominates its source); loops that share a header are merged. ``depth`` counts enclosing loops.
+Nodes are block ids (0 = entry); an edge's ``kind`` is ``taken``, ``fallthrough`` or ``jump``
+(an unconditional branch). The graph is kept as adjacency lists (``succ``, ``pred``, ``edge_kind``);
+``graph`` gives it as a networkx ``DiGraph`` on demand. Dominators come from the iterative
+algorithm of Cooper, Harvey and Kennedy. Loops are natural loops of back edges (an edge whose
+target dominates its source); loops that share a header are merged. ``depth`` counts enclosing loops.
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
 """PTX text -> :class:`isa.ir.Module`.
 
 The Lark grammar (``grammar.lark``) is LALR(1) with the contextual lexer; the transformer below
-runs inline while parsing, so no parse tree is ever built. A second pass (:class:`_Resolver`)
-assigns lexical scopes, attaches ``.loc`` lines to instructions, tells registers from symbols
-(``low`` in ``{.reg .f16 low,high; ...}`` is a register, ``global_smem`` is a symbol), and checks
-opcodes, targets and register declarations.
+runs inline while parsing, so no parse tree is ever built, and it attaches each ``.loc`` line to
+the instructions after it as it goes. A second pass (:class:`_Resolver`) numbers lexical scopes,
+tells registers from symbols (``low`` in ``{.reg .f16 low,high; ...}`` is a register,
+``global_smem`` is a symbol), and checks opcodes, targets and register declarations; it rebuilds
+only the nodes that change. Parsing runs on lark-cython when it is installed (:data:`ACCELERATED`),
+on pure-Python Lark otherwise, with the same result.
 
     >>> m = parse('''.version 9.0
     ... .target sm_90
