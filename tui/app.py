@@ -139,7 +139,7 @@ class InspectorApp(App):
                     with TabPane("Loops", id="loops"):
                         yield LoopTree("loops", id="loop-tree")
                     with TabPane("Run", id="run"):
-                        yield RunPanel(self.launch, id="run-panel")
+                        yield RunPanel(self.launch, self.machine, id="run-panel")
                     with TabPane("Timeline", id="timeline"):
                         yield TimelinePanel(self.machine, id="timeline-panel")
                 with VerticalScroll(id="error-panel"):

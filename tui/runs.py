@@ -149,12 +149,13 @@ class SimResult:
         return problem_rows(self.problems)
 
 
-def simulate(doc: KernelDoc, *, generated: bool = False, spec_path: str | None = None,
+def simulate(doc: KernelDoc, *, generated: bool = False, spec_path: str | None = None, machine: str | None = None,
              progress=lambda n: None, cancelled=lambda: False) -> SimResult:
     """Run the kernel on the functional simulator with the manifest inputs (the corpus seed) or
-    freshly generated ones, check against the spec's reference, and collect memory heat."""
+    freshly generated ones, check against the spec's reference, and collect memory heat.
+    Ascend-like kernels go to :func:`simulate_ascend` (``machine`` picks the model)."""
     if doc.module.isa == "ascend":
-        return simulate_ascend(doc, generated=generated)
+        return simulate_ascend(doc, generated=generated, machine=machine)
     import random
 
     from sim import launch as L

@@ -261,3 +261,28 @@ def test_timing_of_a_ptx_kernel_is_refused_with_a_message():
 
     with pytest.raises(InputError, match="Ascend-like kernels only"):
         timeline.run_timing(load_file(str(SGEMM)).kernels[0])
+
+
+@sync
+async def test_launch_option_runs_a_file_outside_any_manifest(tmp_path):
+    copy = tmp_path / "k.ptx"
+    copy.write_text(OOB.read_text())
+    store = line_of(copy, "st.global.f32")
+    # without a spec the run says what is missing instead of running
+    app = InspectorApp([str(copy)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("r")
+        await settle(app, pilot)
+        assert "no launch spec for this kernel" in text(app, "#run-report")
+        assert app.query_one("#run-sim-button").disabled and app.doc.sim is None
+    # with --launch manifest.json#entry it runs and finds the planted bug
+    app = InspectorApp([str(copy)], launch=f"{EXAMPLES / 'manifest.json'}#oob_write")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("4")
+        assert "launch spec: " in text(app, "#run-spec") and not app.query_one("#run-sim-button").disabled
+        await pilot.click("#run-sim-button")
+        await settle(app, pilot)
+        (prompt,) = app.query_one("#run-problems").prompts()
+        assert prompt.startswith(f"line {store:>5}  out_of_bounds")

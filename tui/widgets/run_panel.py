@@ -105,10 +105,11 @@ def heat_items(r: runs.SimResult, limit: int = 8) -> list[tuple[int, Text]]:
 class RunPanel(VerticalScroll):
     """Shows what can be run for the selected kernel and the results."""
 
-    def __init__(self, spec_path: str | None = None, **kw) -> None:
+    def __init__(self, spec_path: str | None = None, machine: str | None = None, **kw) -> None:
         super().__init__(**kw)
         self.doc: KernelDoc | None = None
         self.spec_path = spec_path
+        self.machine = machine
 
     def compose(self) -> ComposeResult:
         yield Static(id="run-sim")
@@ -215,11 +216,11 @@ class RunPanel(VerticalScroll):
             text = "[$error]" + escape(exc.render()) + "[/]"
         self.app.call_from_thread(self._finish, doc, text, None)
 
-    def _finish(self, doc: KernelDoc, text: str, result: runs.SimResult | None) -> None:
+    def _finish(self, doc: KernelDoc, text: str, result: runs.SimResult | None, failed_run: bool = False) -> None:
         doc.run_text = text
-        if result is not None:
+        if result is not None or failed_run:  # a failed run clears the previous run's lists and heat
             doc.sim = result
-            doc.heat = runs.heat_values(result.heat)
+            doc.heat = runs.heat_values(result.heat) if result is not None else {}
             self.app.run_finished(doc)
         if doc is not self.doc:
             return
@@ -250,15 +251,15 @@ class RunPanel(VerticalScroll):
                                       f"running… {n:,} warp-instructions executed")
 
         try:
-            r = runs.simulate(doc, generated=generated, spec_path=self.spec_path, progress=progress,
-                              cancelled=lambda: worker.is_cancelled)
+            r = runs.simulate(doc, generated=generated, spec_path=self.spec_path, machine=self.machine,
+                              progress=progress, cancelled=lambda: worker.is_cancelled)
         except runs.Cancelled:
             return
         except KernlensError as exc:
-            self.app.call_from_thread(self._finish, doc, "[$error]" + escape(exc.render()) + "[/]", None)
+            self.app.call_from_thread(self._finish, doc, "[$error]" + escape(exc.render()) + "[/]", None, True)
             return
         except Exception as exc:  # a simulator bug must not take the inspector down
             self.app.call_from_thread(self._finish, doc, "[$error]the simulator failed: "
-                                      + escape(f"{type(exc).__name__}: {exc}") + "[/]", None)
+                                      + escape(f"{type(exc).__name__}: {exc}") + "[/]", None, True)
             return
         self.app.call_from_thread(self._finish, doc, result_markup(r), r)
