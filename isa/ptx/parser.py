@@ -610,7 +610,7 @@ def _describe_expected(lark: Lark, names) -> list[str]:
 
 
 @contextmanager
-def gc_paused():
+def _gc_paused():
     """The cyclic garbage collector off for a block that allocates many long-lived, acyclic
     objects (an IR tree): left on, it scans them again and again while they are being built."""
     was = gc.isenabled()
@@ -628,7 +628,7 @@ def parse(text: str, file: str = "<text>", *, lenient: bool = False, diagnostics
     With ``lenient``, unknown opcodes and modifiers become warnings appended to ``diagnostics``
     instead of errors.
     """
-    with gc_paused():
+    with _gc_paused():
         return _parse(text, file, lenient, diagnostics)
 
 
