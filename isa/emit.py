@@ -128,10 +128,9 @@ def _body(stmts, depth: int, out: list[str]) -> None:
         elif isinstance(s, ir.Pragma):
             out.append(pad + f".pragma {s.text};")
         elif isinstance(s, ir.Directive):
-            if s.name in ("callprototype", "calltargets"):
+            if s.name in ("callprototype", "calltargets", "branchtargets"):
                 name, rest = s.args.split(":", 1)
-                keyword = ".callprototype" if s.name == "callprototype" else ".calltargets"
-                out.append(pad + f"{name}: {keyword} {rest.strip()};")
+                out.append(pad + f"{name}: .{s.name} {rest.strip()};")
             else:
                 out.append(pad + f".{s.name} {s.args};")
         elif isinstance(s, ir.Scope):

@@ -356,8 +356,8 @@ class _Builder(Transformer):
     def targets_directive(self, c):
         tok = c[0]
         name = tok.value.rstrip(": \t")
-        return ir.Directive("calltargets", f"{name}: " + ", ".join(x.value for x in c[2:]),
-                            span=self.span(tok))
+        kind = c[1].value[1:]  # calltargets or branchtargets
+        return ir.Directive(kind, f"{name}: " + ", ".join(x.value for x in c[2:]), span=self.span(tok))
 
     # ---- instructions
     def guard_pos(self, c):
