@@ -10,6 +10,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[fast]' || echo "lark-cython is not available here: the parser runs on pure Lark"
 	touch $(STAMP)
 
 # Set up, then check the bundled WMMA example really runs on tensor cores (fp16 in, fp32 accumulate),
