@@ -99,7 +99,7 @@ def _run(args: argparse.Namespace) -> int:
     unknown = [k for k in given if k not in used_params]
     if unknown:
         raise InputError(f"--param {unknown[0]}: no analysed kernel has a parameter of that name")
-    precision = precision_mod.check(reports, args.precision_mode) if args.precision_mode else None
+    precision = precision_mod.check(reports, args.precision_mode) if args.precision_mode is not None else None
     if args.cfg:
         dot = "".join(r.cfg.to_dot(r.estimate.counts, f"{r.name}") for r in reports)
         try:

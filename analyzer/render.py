@@ -113,8 +113,11 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
         for note in dyn["notes"]:
             console.print(f"note: {note}", markup=False)
     if precision:
-        for v in precision.get("violations", ()):
+        for v in precision["violations"]:
             console.print(f"precision: {v['file']}:{v['line']}: {v['message']}", markup=False)
+        if not precision["violations"]:
+            console.print(f"precision: complies with {precision['mode']} "
+                          f"({precision['checked']} arithmetic instructions checked)", markup=False)
     return buf.getvalue()
 
 

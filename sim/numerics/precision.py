@@ -491,22 +491,33 @@ RULES: dict[str, tuple[Rule, ...]] = {
 _REDUCED_TO = {"allow_fp32_to_fp16": "float16", "mixed_float16": "float16"}
 
 
-def check_kernel(mode: str, facts: Iterable[ArithmeticFact], *, origin_dtype: str | None = None) -> list[Violation]:
-    """Every violation of ``mode``'s rules by the kernel's arithmetic, in line order.
-
-    Only floating-point arithmetic is judged (integer address arithmetic, dp4a and int8 mma are
-    outside the precision modes); conversions never violate.  The origin modes need
-    ``origin_dtype`` (the model's original precision); without it they report nothing.
-    """
-    canon = canonical_mode(mode)
-    origin = norm_dtype(origin_dtype)
-    hint = origin if canon == "origin" else _REDUCED_TO.get(canon)
+def judged(facts: Iterable[ArithmeticFact]) -> list[ArithmeticFact]:
+    """The facts :func:`check_kernel` judges: floating-point matrix and vector arithmetic."""
     out = []
     for f in facts:
         if f.kind not in ("matrix", "vector", "convert"):
             raise InputError(f"fact kind must be matrix, vector or convert, not {f.kind!r}")
-        if f.kind == "convert" or _in(f) not in FLOATS:
-            continue
+        if f.kind != "convert" and _in(f) in FLOATS:
+            out.append(f)
+    return out
+
+
+def check_kernel(mode: str, facts: Iterable[ArithmeticFact], *, origin_dtype: str | None = None) -> list[Violation]:
+    """Every violation of ``mode``'s rules by the kernel's arithmetic, in line order.
+
+    Only floating-point arithmetic is judged (integer address arithmetic, dp4a and int8 mma are
+    outside the precision modes); conversions never violate.  The origin modes
+    (``origin``, ``must_keep_origin_dtype``) need ``origin_dtype``, the model's original precision,
+    which a compiled kernel does not carry: without it they raise ``InputError``.
+    """
+    canon = canonical_mode(mode)
+    origin = norm_dtype(origin_dtype)
+    if canon == "origin" and origin is None:
+        raise InputError(f"precision mode {mode!r} keeps the model's original dtype, which the kernel does "
+                         "not record; only check_kernel(..., origin_dtype='f16') can check it")
+    hint = origin if canon == "origin" else _REDUCED_TO.get(canon)
+    out = []
+    for f in judged(facts):
         for rule in RULES[canon]:
             if f.kind in rule.kinds:
                 msg = rule.check(f, hint)

@@ -1,8 +1,8 @@
-"""--precision-mode wiring: OpInfo -> ArithmeticFact, and the corpus verdicts once sim.numerics.precision exists."""
+"""--precision-mode wiring: OpInfo -> ArithmeticFact, the corpus verdicts, and what the CLI prints."""
 
 from __future__ import annotations
 
-import importlib.util
+import json
 
 import pytest
 
@@ -16,13 +16,7 @@ def _report(corpus, name, entry=None):
     return analyze_function(m, m.function(entry) if entry else m.kernels[0])
 
 
-def _need_precision():
-    if importlib.util.find_spec("sim.numerics.precision") is None:
-        pytest.skip("sim.numerics.precision is not in this tree yet")
-
-
 def test_facts_map_tensor_vector_and_convert(corpus):
-    _need_precision()
     r = _report(corpus, "wmma_f16.sm_90.ptx")
     facts = precision.facts(r)
     mma = [f for f in facts if f.kind == "matrix"]
@@ -38,11 +32,11 @@ def test_facts_map_tensor_vector_and_convert(corpus):
 
 
 def test_cli_precision_mode(corpus, capsys):
-    _need_precision()
     from analyzer.cli import main
 
     assert main([str(corpus / "ptx" / "wmma_f16.sm_90.ptx"), "--precision-mode", "cube_fp16in_fp32out"]) == 0
-    capsys.readouterr()
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("precision:")]
+    assert lines == ["precision: complies with cube_fp16in_fp32out (5 arithmetic instructions checked)"]   # its five wmma.mma
     assert main([str(corpus / "ptx" / "sgemm_naive.sm_90.ptx"), "--precision-mode", "force_fp16",
                  "--format", "sarif"]) == 1
     out = capsys.readouterr().out
@@ -55,6 +49,31 @@ def test_cli_precision_mode(corpus, capsys):
     ("mma_bf16.sm_90.ptx", "mixed_bfloat16", "complies"),
 ])
 def test_corpus_verdicts(corpus, ptx, mode, verdict):
-    _need_precision()
     r = _report(corpus, ptx)
     assert precision.check([r], mode)["kernels"][r.name] == verdict
+
+
+def test_cli_precision_json_counts_checked_instructions(corpus, capsys):
+    from analyzer.cli import main
+
+    assert main([str(corpus / "ptx" / "sgemm_naive.sm_90.ptx"), "--precision-mode", "force_fp32",
+                 "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ok"] is True
+    assert doc["precision"] == {"mode": "force_fp32", "checked": 5, "violations": [],
+                                "kernels": {"sgemm_naive": "complies"}}
+    assert main([str(corpus / "ptx" / "sgemm_naive.sm_90.ptx"), "--precision-mode", "force_fp16",
+                 "--format", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ok"] is False and doc["precision"]["checked"] == 5
+    assert [v["line"] for v in doc["precision"]["violations"]] == [76, 80, 84, 89, 112]   # the fma.rn.f32 lines of the file
+
+
+@pytest.mark.parametrize("mode", ["", "nope", "origin", "must_keep_origin_dtype"])
+def test_cli_precision_mode_that_cannot_be_checked_is_an_error(corpus, capsys, mode):
+    from analyzer.cli import main
+
+    assert main([str(corpus / "ptx" / "sgemm_naive.sm_90.ptx"), "--precision-mode", mode]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "Traceback" not in err
+    assert ("original dtype" in err) == mode.endswith(("origin", "origin_dtype"))

@@ -165,7 +165,9 @@ def test_violations_name_rule_instruction_and_line():
     fp8 = [ArithmeticFact("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3", "matrix", "e4m3", "f32", "f32", 7)]
     assert [x.rule for x in check_kernel("mixed_hif8", fp8)] == ["fp8-is-hif8"]
     # origin needs the model's original dtype
-    assert check_kernel("origin", HGEMM_HALF2) == []
+    for mode in ("origin", "must_keep_origin_dtype"):
+        with pytest.raises(InputError, match="original dtype"):
+            check_kernel(mode, HGEMM_HALF2)
     assert [x.line for x in check_kernel("origin", HGEMM_HALF2, origin_dtype="float32")] == [61]
     assert check_kernel("must_keep_origin_dtype", SGEMM, origin_dtype="f16") == []   # f16 may run as f32
     with pytest.raises(InputError):
