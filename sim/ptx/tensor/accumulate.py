@@ -36,6 +36,8 @@ A NaN or infinite term gives the IEEE float32 sum.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 #: alignment width P (bits kept below and including the leading bit of the largest term)
@@ -56,9 +58,12 @@ def _exponent(x: np.ndarray, emin: int) -> np.ndarray:
 
 
 def _round_toward_zero_f32(s: np.ndarray) -> np.ndarray:
-    f = s.astype(np.float32)
+    """float64 -> float32 rounded toward zero: the nearest float32, one step smaller in magnitude
+    where that rounded away (magnitude bits minus one; an overflow to Inf becomes the largest
+    finite value); NaN stays NaN."""
+    f = np.asarray(s.astype(np.float32))
     over = np.abs(f.astype(np.float64)) > np.abs(s)
-    return np.where(over, np.nextafter(f, np.float32(0)), f).astype(np.float32)
+    return (f.view(np.int32) - over.astype(np.int32)).view(np.float32)
 
 
 def float_accumulate(a: np.ndarray, b: np.ndarray, c: np.ndarray, a_type: str = "f16",
@@ -67,9 +72,116 @@ def float_accumulate(a: np.ndarray, b: np.ndarray, c: np.ndarray, a_type: str = 
 
     The whole K of ``a``/``b`` is one instruction (one fused sum); chain calls for longer K.
     ``align_bits`` overrides :data:`ALIGN_BITS` (``mma.sync`` fp8 uses :data:`MMA_FP8_ALIGN_BITS`).
+
+    The terms are formed in float32 and truncated by converting to int32 where that is exact (see
+    :func:`_fast_terms`); otherwise, and for NaN/Inf operands, in float64 (:func:`float_accumulate_f64`).
+    Both give the same bits.
     """
     b_type = b_type or a_type
     p = align_bits or min(ALIGN_BITS[a_type], ALIGN_BITS[b_type])
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    c = np.asarray(c, dtype=np.float64)
+    if not (np.isfinite(a).all() and np.isfinite(b).all() and np.isfinite(c).all()):
+        return float_accumulate_f64(a, b, c, a_type, b_type, c_type, p)
+    ea = _exponent16(a, MIN_EXP[a_type])                                 # [W, M, K]
+    eb = _exponent16(b, MIN_EXP[b_type])                                 # [W, K, N]
+    ec = _exponent16(c, MIN_EXP.get(c_type, -126))                       # [W, M, N]
+    W, M, K = a.shape
+    N = b.shape[2]
+    e4 = np.add(ea[:, :, :, None], eb[:, None, :, :], out=_scratch("e", (W, M, K, N), np.int16))
+    emax = np.maximum(_reduce_k(e4, np.maximum), ec)                    # [W, M, N]
+    zero = emax < _ZERO16 // 2                                           # no nonzero term at all
+    shift = np.where(zero, np.int32(0), emax.astype(np.int32) - np.int32(p - 1))
+    units = _fast_terms(a, b, ea, eb, shift, a_type, b_type, p)
+    if units is None:
+        return float_accumulate_f64(a, b, c, a_type, b_type, c_type, p)
+    scale = np.ldexp(1.0, shift)
+    total = units.astype(np.float64) * scale + _truncate(c, shift)
+    return _round_toward_zero_f32(total)
+
+
+#: exponent of a zero in the int16 exponent arrays (two of them still fit in int16)
+_ZERO16 = -16000
+
+#: significand bits (with the implicit one) of the formats whose products may be formed in float32
+_SIG_BITS: dict[str, int] = {"f16": 11, "bf16": 8, "tf32": 11, "e4m3": 4, "e5m2": 3}
+
+
+def _exponent16(x: np.ndarray, emin: int) -> np.ndarray:
+    """:func:`_exponent` as int16, zeros at :data:`_ZERO16` (finite inputs)."""
+    _, e = np.frexp(x)
+    e = np.maximum(e.astype(np.int16) - np.int16(1), np.int16(emin))
+    return np.where(x != 0, e, np.int16(_ZERO16))
+
+
+def _fast_terms(a, b, ea, eb, shift, a_type, b_type, p):
+    """Sum over k of ``trunc(a[m, k] * b[k, n] * 2**-shift[m, n])`` as int64 [W, M, N], computed in
+    float32 and int32, or None when that would not be exact.
+
+    Exact when every product is a float32 (significands of <= 24 bits together, exponent range
+    checked from ``ea``/``eb``), ``2**-shift`` is a normal float32 (the scaling is then exact, or
+    the scaled value is below 1 and truncates to 0 either way), and each scaled term (below
+    ``2**(P+1)``) and the sum of K of them fit in int32 (the sum is taken in int64).
+    """
+    pa, pb = _SIG_BITS.get(a_type), _SIG_BITS.get(b_type)
+    if pa is None or pb is None or pa + pb > 24:
+        return None
+    if shift.size and (int(shift.min()) < -126 or int(shift.max()) > 126):
+        return None
+    if ea.size and eb.size:
+        hi = int(ea.max()) + int(eb.max())
+        if hi > 126:                                       # a product could reach 2**128
+            return None
+        big = np.int16(1 << 14)
+        lo_a = int(np.where(ea > _ZERO16, ea, big).min())
+        lo_b = int(np.where(eb > _ZERO16, eb, big).min())
+        if lo_a < big and lo_b < big and lo_a + lo_b - (pa - 1) - (pb - 1) < -149:
+            return None                                    # a product's last bit below float32's
+    W, M, K = a.shape
+    N = b.shape[2]
+    a32 = a.astype(np.float32, order="C")
+    b32 = b.astype(np.float32, order="C")
+    prod = np.multiply(a32[:, :, :, None], b32[:, None, :, :], out=_scratch("p", (W, M, K, N), np.float32))
+    prod *= np.ldexp(np.float32(1), -shift)[:, :, None, :]               # exact (see above)
+    wide = K << (p + 1) > 1 << 31                                        # K terms below 2**(P+1) each
+    terms = _scratch("t", (W, M, K, N), np.int64 if wide else np.int32)
+    np.copyto(terms, prod, casting="unsafe")                             # the cast truncates
+    return _reduce_k(terms, np.add).astype(np.int64)
+
+
+def _reduce_k(x: np.ndarray, op) -> np.ndarray:
+    """``op``-reduce [W, M, K, N] over K in place by halving (faster than numpy's reduction over a
+    short middle axis); exact for ``np.maximum`` and for ``np.add`` on integers that do not
+    overflow.  Returns a view of ``x[:, :, 0]``."""
+    k = x.shape[2]
+    while k > 1:
+        h = k // 2                       # rows k-h..k-1 fold onto 0..h-1; an odd middle row stays
+        op(x[:, :, :h], x[:, :, k - h:k], out=x[:, :, :h])
+        k -= h
+    return x[:, :, 0]
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(name: str, shape: tuple, dtype) -> np.ndarray:
+    """A reused work array of this thread (fresh allocations of these megabyte-sized products
+    cost page faults on every instruction); its contents are garbage."""
+    store = _SCRATCH.__dict__
+    key = (name, shape, np.dtype(dtype).char)
+    buf = store.get(key)
+    if buf is None:
+        if len(store) >= 24:
+            store.clear()
+        buf = store[key] = np.empty(shape, dtype)
+    return buf
+
+
+def float_accumulate_f64(a: np.ndarray, b: np.ndarray, c: np.ndarray, a_type: str, b_type: str, c_type: str,
+                         p: int) -> np.ndarray:
+    """:func:`float_accumulate` with every term in float64 (any finite range; NaN/Inf give the
+    IEEE float32 sum); ``p`` is the alignment width."""
     # exponents as int32 (a zero factor gives about -2**20, so its product never sets emax)
     ea = _exponent(a, MIN_EXP[a_type]).astype(np.int32)                  # [W, M, K]
     ebt = _exponent(b, MIN_EXP[b_type]).astype(np.int32).transpose(0, 2, 1)   # [W, N, K]
