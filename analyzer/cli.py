@@ -16,7 +16,7 @@ import gc
 import sys
 from pathlib import Path
 
-from isa.errors import InputError, KernlensError
+from isa.errors import InputError
 
 from .dataflow import Launch
 from .dynamic import ASSUMED_TRIPS
@@ -140,29 +140,12 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
-        raise SystemExit(2)
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = _Parser(prog="validate-kernel", description=__doc__.splitlines()[0])
+    from kernlens.cli import Parser, run_guarded
+
+    parser = Parser(prog="validate-kernel", description=__doc__.splitlines()[0])
     add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return run(args)
-    except KernlensError as exc:
-        sys.stderr.write(exc.render() + "\n")
-        return 2
-    except BrokenPipeError:
-        return 0
-    except KeyboardInterrupt:
-        return 130
-    except Exception as exc:  # an analyzer bug: say so in one line, never a traceback
-        sys.stderr.write(f"validate-kernel: internal error: {type(exc).__name__}: {exc}\n")
-        return 2
+    return run_guarded(run, parser.parse_args(argv), prog="validate-kernel")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from . import load
+from .errors import InputError
 
 
 def register(sub) -> None:
@@ -24,8 +25,11 @@ def run(args) -> int:
         sys.stderr.write(d.render(line) + "\n")
     text = module.emit()
     if args.output:
-        with open(args.output, "w") as fh:
-            fh.write(text)
+        try:
+            with open(args.output, "w") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise InputError(f"cannot write {args.output}: {exc.strerror}") from None
     else:
         sys.stdout.write(text)
     return 0

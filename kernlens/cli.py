@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # subcommand -> module that implements ``register(subparsers)``
@@ -22,16 +23,18 @@ SUBCOMMANDS = {
 }
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # usage errors exit 2 with a clear line
+class Parser(argparse.ArgumentParser):
+    """Usage errors exit 2 with the usage and one ``PROG: error: ...`` line."""
+
+    def error(self, message: str) -> None:
         self.print_usage(sys.stderr)
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise SystemExit(2)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="kernlens", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    parser = Parser(prog="kernlens", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
     for name, module in SUBCOMMANDS.items():
         try:
@@ -45,8 +48,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run_guarded(func, args) -> int:
-    """Call ``func(args)``; turn kernlens errors into messages and exit code 2."""
+def run_guarded(func, args, prog: str = "kernlens") -> int:
+    """Call ``func(args)`` as a command: the one error guard of every kernlens command line.
+
+    A ``KernlensError`` prints ``file:line:col: error: ...`` (its ``render()``) and gives 2; a
+    closed output pipe gives 0, Ctrl-C 130; any other exception is a kernlens bug, reported as
+    one ``PROG: internal error: ...`` line with exit 2, never a traceback.
+    """
     from isa.errors import KernlensError
 
     try:
@@ -55,9 +63,14 @@ def run_guarded(func, args) -> int:
         sys.stderr.write(exc.render() + "\n")
         return 2
     except BrokenPipeError:
+        # the reader went away: point stdout at /dev/null so the interpreter's final flush is quiet
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # a kernlens bug: one line, never a traceback
+        sys.stderr.write(f"{prog}: internal error: {type(exc).__name__}: {exc}\n")
+        return 2
 
 
 def main(argv: list[str] | None = None) -> int:

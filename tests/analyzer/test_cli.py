@@ -93,6 +93,12 @@ def test_cfg_writes_dot(corpus, capsys, tmp_path):
     (["--param", "K"], "expected NAME=VALUE"),
     (["--kernel", "nope"], "no kernel named 'nope'"),
     (["--grid", "4,4"], "--grid and --block go together"),
+    (["--grid", "0,0,0", "--block", "32,1,1"], "bad --grid '0,0,0'"),
+    (["--param", "=3"], "bad --param '=3'"),
+    (["--param", "K=abc"], "'abc' is not an integer"),
+    (["--machine", "nope"], "no machine model 'nope' (known: davinci-a2, h200)"),
+    (["--precision-mode", "nope"], "unknown precision mode 'nope'"),
+    (["--expect", "garbage"], "bad expectation 'garbage'"),
 ])
 def test_bad_input_exits_2(corpus, capsys, args, message):
     code, out, err = run(capsys, corpus / "ptx" / PTX, *args)
@@ -109,6 +115,28 @@ def test_missing_file_and_usage_exit_2(capsys, tmp_path):
     bad.write_text(".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry k() { fmaa.rn.f32 %f1, %f2, %f3, %f4; }\n")
     code, _, err = run(capsys, bad)
     assert code == 2 and "unknown opcode 'fmaa'" in err and ":4:" in err
+
+
+def test_unreadable_or_unparsable_files_exit_2_with_a_location(corpus, capsys, tmp_path):
+    code, out, err = run(capsys, tmp_path)
+    assert (code, out) == (2, "") and err == f"{tmp_path}: error: is a directory, not a file: {tmp_path}\n"
+    asm = tmp_path / "bad.asm"
+    asm.write_text("kernel x\n  foo bar,,\n")
+    code, _, err = run(capsys, asm)
+    assert code == 2 and err.startswith(f"{asm}:1:1: error:") and "Traceback" not in err
+    code, _, err = run(capsys, corpus / "ptx" / PTX, "--cfg", str(tmp_path))
+    assert code == 2 and err == f"error: cannot write {tmp_path}: Is a directory\n"
+
+
+def test_an_analyzer_bug_is_one_line_not_a_traceback(corpus, capsys, monkeypatch):
+    import analyzer.report
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(analyzer.report, "analyze_function", broken)
+    code, out, err = run(capsys, corpus / "ptx" / PTX)
+    assert (code, out, err) == (2, "", "validate-kernel: internal error: ZeroDivisionError: division by zero\n")
 
 
 def test_kernlens_analyze_subcommand(corpus, capsys):

@@ -102,6 +102,11 @@ def test_missing_file_and_directory(tmp_path, capsys):
     assert rc == 2 and "directory" in err
 
 
+def test_unwritable_output_exits_2(tmp_path, capsys, corpus):
+    rc, out, err = run_cli(capsys, "fmt", str(corpus / "ptx" / "sgemm_naive.sm_90.ptx"), "-o", str(tmp_path))
+    assert (rc, out, err) == (2, "", f"error: cannot write {tmp_path}: Is a directory\n")
+
+
 def test_fifty_megabyte_inputs_fail_cleanly(tmp_path, capsys):
     junk = ("ab$ ~ (( ;; }" * 4096 + "\n") * 1000  # ~53 MB of text that is not PTX
     p = write(tmp_path, "junk.ptx", junk)
