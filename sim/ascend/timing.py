@@ -14,8 +14,8 @@ Per core, one pass in program order:
   bank cycles follow ascend.md 5 (reads of one repeat that fall in the same bank group
   serialise, as do writes; a read and a write in the same bank add a cycle);
 * GM is shared: a GM transfer gets the smaller of the core's port bandwidth and its fair share
-  of HBM bandwidth for the bytes that miss L2 (first touches; everything if the footprint is
-  larger than L2).
+  of HBM bandwidth (split over the cores that move GM data) for the bytes that miss L2 (first
+  touches; everything if the footprint is larger than L2).
 
 A FixPipe with a unit flag streams from the ``mad`` it depends on: it can start once that mad
 started and ends no earlier than one fractal after it.
@@ -37,6 +37,12 @@ FLAG_NAME = "{0}->{1} EVENT_ID{2}"
 
 @dataclass
 class Slice:
+    """One instruction on one pipe of one core: ``start``..``end`` in cycles, as scheduled.
+
+    ``end`` is the real end (a ``set_flag`` or an already-satisfied ``wait_flag`` takes 0
+    cycles); :attr:`shown_end` stretches it to at least one cycle for drawing only.
+    """
+
     core: int
     pipe: str
     start: float
@@ -45,6 +51,14 @@ class Slice:
     idx: int
     eid: int
     kind: str
+
+    @property
+    def cycles(self) -> float:
+        return self.end - self.start
+
+    @property
+    def shown_end(self) -> float:
+        return max(self.end, self.start + 1)
 
 
 @dataclass
@@ -126,8 +140,11 @@ class Pricer:
 def simulate(events_per_core, m: Machine, *, gm_bytes: int = 0, gm_unique: int = 0, trace: bool = False) -> TimingResult:
     """Schedule every core's events; ``gm_bytes``/``gm_unique`` set the GM sharing model."""
     n = max(1, len(events_per_core))
+    # HBM is shared by the cores that move GM data; cores of the launch that never touch GM
+    # (a grid larger than the work) take no share
+    n_gm = max(1, sum(1 for events in events_per_core if _moves_gm(events)))
     miss = 1.0 if gm_unique > m.l2_bytes else (min(1.0, gm_unique / gm_bytes) if gm_bytes else 1.0)
-    share = m.hbm_bytes_per_cycle / (n * miss) if miss > 0 else float("inf")
+    share = m.hbm_bytes_per_cycle / (n_gm * miss) if miss > 0 else float("inf")
     price = Pricer(m, share)
     busy = defaultdict(float)
     waits: dict[str, dict] = {}
@@ -170,7 +187,7 @@ def simulate(events_per_core, m: Machine, *, gm_bytes: int = 0, gm_unique: int =
                     busy["S"] += d
                 start_of[ev.eid], end_of[ev.eid] = start, t_s
                 if trace:
-                    s = Slice(core, p, start, max(t_s, start + 1), ev.name, ev.idx, ev.eid, kind)
+                    s = Slice(core, p, start, t_s, ev.name, ev.idx, ev.eid, kind)
                     slices.append(s)
                     _link(s, ev, set_slice, flows)
                 continue
@@ -200,7 +217,7 @@ def simulate(events_per_core, m: Machine, *, gm_bytes: int = 0, gm_unique: int =
             st.append(start)
             start_of[ev.eid], end_of[ev.eid] = start, end
             if trace:
-                s = Slice(core, p, start, max(end, start + 1), ev.name, ev.idx, ev.eid, kind)
+                s = Slice(core, p, start, end, ev.name, ev.idx, ev.eid, kind)
                 slices.append(s)
                 _link(s, ev, set_slice, flows)
         core_cycles.append(max([t_s] + list(free.values())))
@@ -224,11 +241,15 @@ def _link(s: Slice, ev, set_slice, flows):
         flows.append((set_slice.pop(ev.pair), s))
 
 
+def _is_gm_move(ev) -> bool:
+    w = ev.work
+    return w is not None and w[0] == "move" and "gm" in w[1]
+
+
+def _moves_gm(events) -> bool:
+    return any(_is_gm_move(ev) for ev in events)
+
+
 def gm_traffic(events_per_core) -> int:
-    total = 0
-    for events in events_per_core:
-        for ev in events:
-            w = ev.work
-            if w is not None and w[0] == "move" and "gm" in w[1]:
-                total += w[2]
-    return total
+    """Bytes all cores move between GM and on-chip buffers."""
+    return sum(ev.work[2] for events in events_per_core for ev in events if _is_gm_move(ev))

@@ -33,8 +33,8 @@ def chrome_trace(result, timing, launch_result, module, hz: float) -> dict:
         if s.kind in ("set", "wait"):
             name = f"{s.name}({', '.join(str(o.name) if hasattr(o, 'name') else str(o.value) for o in ins.operands)})"
         out.append({"ph": "X", "pid": s.core, "tid": tid[s.pipe], "name": name, "ts": s.start * us,
-                    "dur": (s.end - s.start) * us, "cat": s.kind,
-                    "args": {"line": ins.span.line, "cycles": s.end - s.start, "start_cycle": s.start,
+                    "dur": (s.shown_end - s.start) * us, "cat": s.kind,
+                    "args": {"line": ins.span.line, "cycles": s.cycles, "start_cycle": s.start,
                              "source": (module.source_line(ins.span.line) or "").strip()}})
     for i, (a, b) in enumerate(timing.flows):
         ia = instrs[a.idx]
