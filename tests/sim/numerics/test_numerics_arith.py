@@ -48,6 +48,19 @@ def test_f16_and_bf16_fma_hard_cases():
     assert float(fma(0.0, 5.0, 1 + 2.0 ** -8, "bf16", "rn")) == 1.0
 
 
+def test_exact_zeros_take_the_ieee_sign():
+    # these are the cases the hypothesis tests below also reach: each must be a real zero check
+    for mode in MODES:
+        neg = mode == "rm"
+        for fmt in ("f32", "f16", "bf16", "f64"):
+            assert _neg(add(1.5, -1.5, fmt, mode)) == neg
+            assert _neg(fma(2.0, 3.0, -6.0, fmt, mode)) == neg
+            assert _neg(add(-0.0, -0.0, fmt, mode)) and not _neg(add(0.0, 0.0, fmt, mode))
+            assert _neg(mul(-0.0, 3.0, fmt, mode)) and not _neg(mul(-0.0, -3.0, fmt, mode))
+            assert _neg(div(0.0, -3.0, fmt, mode))
+            assert _neg(fma(-0.0, 2.0, -0.0, fmt, mode)) and _neg(fma(0.0, 2.0, -0.0, fmt, mode)) == neg
+
+
 def test_fma_special_values_and_zero_signs():
     assert np.isnan(fma(np.inf, 0.0, 1.0, "f32"))
     assert float(fma(1e30, 1e30, 0.0, "f32", "rn")) == np.inf
@@ -86,11 +99,42 @@ def _bf16s():
 FMT_VALUES = {"f32": f32s, "f16": _f16s(), "bf16": _bf16s()}
 
 
-def _check(got, exact, oracle, fmt, mode):
+def _check(got, exact, oracle, fmt, mode, *, zero_is_negative=None):
+    """``got`` is ``exact`` rounded once; an exact zero needs ``zero_is_negative`` (IEEE 754 6.3)."""
+    if exact == 0:
+        assert float(got) == 0.0 and bool(np.signbit(got)) == zero_is_negative
+        return
     want = oracle(exact, fmt, mode)
     assert float(got) == want
-    if want == 0 and exact != 0:
+    if want == 0:
         assert bool(np.signbit(got)) == (exact < 0)
+
+
+def _neg(x) -> bool:
+    return bool(np.signbit(x))
+
+
+def _sum_zero_is_negative(x_zero, x_neg, y, mode):
+    """Sign of an exactly zero ``x + y``: two zeros of one sign keep it, otherwise -0 only in rm."""
+    if x_zero and y == 0 and x_neg == _neg(y):
+        return x_neg
+    return mode == "rm"
+
+
+def _check_add_mul_div(oracle, a, b, fmt, mode):
+    """``add``, ``mul`` and (for b != 0) ``div`` of two values against exact fractions."""
+    fa, fb = Fraction(a), Fraction(b)
+    _check(add(a, b, fmt, mode), fa + fb, oracle, fmt, mode,
+           zero_is_negative=_sum_zero_is_negative(fa == 0, _neg(a), b, mode))
+    _check(mul(a, b, fmt, mode), fa * fb, oracle, fmt, mode, zero_is_negative=_neg(a) != _neg(b))
+    if fb != 0:
+        _check(div(a, b, fmt, mode), fa / fb, oracle, fmt, mode, zero_is_negative=_neg(a) != _neg(b))
+
+
+def _check_fma(oracle, a, b, c, fmt, mode):
+    exact = Fraction(a) * Fraction(b) + Fraction(c)
+    _check(fma(a, b, c, fmt, mode), exact, oracle, fmt, mode,
+           zero_is_negative=_sum_zero_is_negative(a == 0 or b == 0, _neg(a) != _neg(b), c, mode))
 
 
 @pytest.mark.parametrize("fmt", ["f32", "f16", "bf16"])
@@ -98,24 +142,14 @@ def test_fma_matches_fractions(oracle, fmt):
     @settings(max_examples=250, deadline=None)
     @given(FMT_VALUES[fmt], FMT_VALUES[fmt], FMT_VALUES[fmt], st.sampled_from(MODES))
     def run(a, b, c, mode):
-        exact = Fraction(a) * Fraction(b) + Fraction(c)
-        got = fma(a, b, c, fmt, mode)
-        if exact == 0:
-            return
-        _check(got, exact, oracle, fmt, mode)
+        _check_fma(oracle, a, b, c, fmt, mode)
     run()
 
 
 @settings(max_examples=250, deadline=None)
 @given(f32s, f32s, st.sampled_from(MODES))
 def test_add_mul_div_f32_match_fractions(oracle, a, b, mode):
-    fa, fb = Fraction(a), Fraction(b)
-    if fa + fb != 0:
-        _check(add(a, b, "f32", mode), fa + fb, oracle, "f32", mode)
-    if fa * fb != 0:
-        _check(mul(a, b, "f32", mode), fa * fb, oracle, "f32", mode)
-    if fb != 0 and fa != 0:
-        _check(div(a, b, "f32", mode), fa / fb, oracle, "f32", mode)
+    _check_add_mul_div(oracle, a, b, "f32", mode)
 
 
 @settings(max_examples=250, deadline=None)
@@ -146,15 +180,9 @@ def test_sqrt_f32_brackets_the_exact_root(a, mode):
        st.floats(allow_nan=False, allow_infinity=False, min_value=-1e200, max_value=1e200),
        st.sampled_from(MODES))
 def test_f64_ops_match_fractions(oracle, a, b, c, mode):
-    fa, fb, fc = Fraction(a), Fraction(b), Fraction(c)
-    if fa * fb + fc != 0:
-        _check(fma(a, b, c, "f64", mode), fa * fb + fc, oracle, "f64", mode)
-    if fa + fc != 0:
-        _check(add(a, c, "f64", mode), fa + fc, oracle, "f64", mode)
-    if fa * fb != 0:
-        _check(mul(a, b, "f64", mode), fa * fb, oracle, "f64", mode)
-    if fa != 0 and fb != 0:
-        _check(div(a, b, "f64", mode), fa / fb, oracle, "f64", mode)
+    _check_fma(oracle, a, b, c, "f64", mode)
+    _check_add_mul_div(oracle, a, b, "f64", mode)
+    _check_add_mul_div(oracle, a, c, "f64", mode)
 
 
 def test_f64_underflowing_products_and_roots():
