@@ -17,7 +17,7 @@ import numpy as np
 from isa import ir
 from isa.errors import SimulationError
 
-from ..dtypes import types_of
+from ..dtypes import UINT, types_of
 from ..memory import GLOBAL_BASE, gather, unwritten
 from . import not_implemented, op
 from .memory import space_of
@@ -281,6 +281,7 @@ def _wmma_mma(M, pc, ins, canon, ms, mods):
 @op("wgmma.mma_async")
 def _wgmma(M, pc, ins, canon, ms, mods):
     from sim.ptx.tensor import wgmma_mma_async, wgmma_smem_addresses
+    from sim.ptx.tensor.elements import element_type
 
     shape = next(m for m in mods if m.startswith("m64"))
     ts = types_of(mods)
@@ -301,7 +302,36 @@ def _wgmma(M, pc, ins, canon, ms, mods):
     elif len(imms) == 3:
         trb = imms[2]
 
+    esz_a, esz_b = (element_type(t).bits // 8 for t in (a_t, b_t))
     seen: dict = {}
+
+    def operands(w, first, a, bd):
+        """The flat shared-memory element indices this instruction reads, per (descriptors, CTAs):
+        descriptors repeat across k-steps and launches, so addresses are computed once."""
+        ctas = M.cta_local[first]
+        key = (bd.tobytes(), None if a_regs else a.tobytes(), ctas.tobytes())
+        hit = seen.get(key)
+        if hit is not None:
+            return hit
+        a_addr, b_addr = _reraise(M, ins, lambda: wgmma_smem_addresses(shape, a_t, b_t, None if a_regs else a, bd,
+                                                                       tra, trb))
+        idx = []
+        for addrs, esz in ((a_addr, esz_a), (b_addr, esz_b)):
+            if addrs is None:
+                idx.append(None)
+                continue
+            flat_addr = addrs.reshape(len(w), -1)
+            mx = int(flat_addr.max()) + esz if flat_addr.size else 0
+            if mx > M.shared_size or int(flat_addr.min()) < 0:
+                lanes = np.repeat(first, flat_addr.shape[1])
+                M.resolve(pc, "shared", lanes, flat_addr.reshape(-1).astype(U64), esz, "load")
+                return None
+            # descriptor starts are 16-byte aligned and element offsets multiples of the size
+            idx.append((addrs + (ctas * M.shared.stride).reshape((-1,) + (1,) * (addrs.ndim - 1))) // esz)
+        if len(seen) >= 256:
+            seen.clear()
+        hit = seen[key] = tuple(idx)
+        return hit
 
     def f(m):
         w = _warps(M, m, group=4)
@@ -311,27 +341,14 @@ def _wgmma(M, pc, ins, canon, ms, mods):
         bd = np.broadcast_to(np.asarray(Bd()).astype(U64), (M.T,))[first]
         a = A.read(w) if a_regs else np.broadcast_to(np.asarray(A()).astype(U64), (M.T,))[first]
         sd = scale_imm if scale is None else np.broadcast_to(np.asarray(scale()), (M.T,))[first]
-        key = (bd.tobytes(), None if a_regs else a.tobytes())       # descriptors repeat across k-steps
-        hit = seen.get(key)
-        if hit is None:
-            hit = _reraise(M, ins, lambda: wgmma_smem_addresses(shape, a_t, b_t, None if a_regs else a, bd,
-                                                                tra, trb))
-            if len(seen) >= 256:
-                seen.clear()
-            seen[key] = hit
-        a_addr, b_addr = hit
-        esz = {"f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1, "s8": 1, "u8": 1, "tf32": 4}[a_t]
-        ctas = M.cta_local[first]
-        for addrs in ([b_addr] if a_addr is None else [a_addr, b_addr]):
-            flat_addr = addrs.reshape(len(w), -1)
-            mx = int(flat_addr.max()) + esz if flat_addr.size else 0
-            if mx > M.shared_size or int(flat_addr.min()) < 0:
-                lanes = np.repeat(first, flat_addr.shape[1])
-                M.resolve(pc, "shared", lanes, flat_addr.reshape(-1).astype(U64), esz, "load")
-                return
-        smem = M.shared.data[:M.batch * M.shared.stride].reshape(M.batch, M.shared.stride)[ctas]
-        out = _reraise(M, ins, lambda: wgmma_mma_async(shape, d_t, a_t, b_t, D.read(w), a, bd, smem, sd, isa_,
-                                                       isb, tra, trb, sat))
+        idx = operands(w, first, a, bd)
+        if idx is None:
+            return
+        a_idx, b_idx = idx
+        data = M.shared.data
+        ops = (None if a_idx is None else data.view(UINT[esz_a])[a_idx], data.view(UINT[esz_b])[b_idx])
+        out = _reraise(M, ins, lambda: wgmma_mma_async(shape, d_t, a_t, b_t, D.read(w), a, bd, None, sd, isa_,
+                                                       isb, tra, trb, sat, operands=ops))
         D.write(w, out)
     return f
 

@@ -152,13 +152,17 @@ WGMMA_TYPES = {("f32", "f16"), ("f16", "f16"), ("f32", "bf16"), ("f32", "tf32"),
 def wgmma_mma_async(shape: str, d_type: str, a_type: str, b_type: str, D: np.ndarray, a: np.ndarray,
                     desc_b: np.ndarray, smem: np.ndarray, scale_d, imm_scale_a: int = 1,
                     imm_scale_b: int = 1, trans_a: int = 0, trans_b: int = 0,
-                    satfinite: bool = False) -> np.ndarray:
+                    satfinite: bool = False, operands=None) -> np.ndarray:
     """Run one ``wgmma.mma_async`` for W warps (W a multiple of 4); returns the new D ``[W, 32, R]``.
 
     ``a`` is either the A descriptors ``[W]`` (uint64/int64; one per warp, equal within a
     warpgroup) or A registers ``[W, 32, 4]``; ``desc_b`` is ``[W]``; ``scale_d`` a bool/int or
     ``[W]``.  ``smem`` as in :mod:`.smem`.  The result is what the engine commits when the
     ``wgmma.wait_group`` that covers this instruction completes.
+
+    ``operands`` = ``(A bits [W, 16, K] or None, B bits [W, N, K])``: the shared-memory elements
+    at :func:`wgmma_smem_addresses`, already read by the caller (an engine that keeps those
+    addresses per descriptor); ``smem`` and the descriptors are then not read.
     """
     m, n, k = parse_shape(shape)
     et_a = element_type(a_type)
@@ -178,12 +182,18 @@ def wgmma_mma_async(shape: str, d_type: str, a_type: str, b_type: str, D: np.nda
     if a.ndim == 3:                                            # A in registers
         amap = wgmma_a_map(a_type)
         amat = decode(fragment_to_matrix(a.astype(np.uint32), amap), a_type)
+    elif operands is not None:
+        amat = decode(operands[0], a_type)
     else:
         addr = matrix_addresses(a.reshape(-1), 64, k, a_type, bool(trans_a))        # [W, 64, k]
         addr = addr[np.arange(W)[:, None], (16 * slot)[:, None] + np.arange(16)]     # [W, 16, k]
         amat = decode(_elements(smem, addr, et_a.bits // 8), a_type)
-    baddr = matrix_addresses(np.asarray(desc_b).reshape(-1), n, k, b_type, bool(trans_b))  # [W, n, k]
-    bmat = decode(_elements(smem, baddr, element_type(b_type).bits // 8), b_type).transpose(0, 2, 1)
+    if operands is not None:
+        bbits = operands[1]
+    else:
+        baddr = matrix_addresses(np.asarray(desc_b).reshape(-1), n, k, b_type, bool(trans_b))  # [W, n, k]
+        bbits = _elements(smem, baddr, element_type(b_type).bits // 8)
+    bmat = decode(bbits, b_type).transpose(0, 2, 1)
     if imm_scale_a == -1:
         amat = -amat
     if imm_scale_b == -1:
