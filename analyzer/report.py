@@ -396,12 +396,9 @@ def known_classes(isa: str = "ptx") -> set[str]:
 
     names = set(CLASSES)
     if isa == "ascend":
-        try:
-            from isa.ascend import semantics as asc
+        from isa.ascend.semantics import CLASSES as ASCEND_CLASSES
 
-            names |= set(getattr(asc, "CLASSES", ()))
-        except ImportError:  # pragma: no cover
-            pass
+        names |= ASCEND_CLASSES
     return names
 
 

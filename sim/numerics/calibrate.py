@@ -37,10 +37,12 @@ def params_from_range(lo, hi, qtype, symmetric: bool = True, axis=None, method="
     ``zero_point = qmin - round(lo / scale)``.  A zero-width range gets scale 1.
     """
     f = get_format(qtype)
+    if not symmetric and f.kind == "float":
+        raise InputError(f"{f.name} is quantised with a scale only: asymmetric ranges need an integer type")
     qmin, qmax = qrange(f)
     lo = np.minimum(np.asarray(lo, dtype=np.float64), 0.0)
     hi = np.maximum(np.asarray(hi, dtype=np.float64), 0.0)
-    if symmetric or f.kind == "float":
+    if symmetric:
         amax = np.maximum(-lo, hi)
         if f.kind == "float":
             scale, zp = amax / f.max, np.zeros_like(amax)
@@ -57,7 +59,7 @@ def params_from_range(lo, hi, qtype, symmetric: bool = True, axis=None, method="
     scale32 = scale.astype(np.float32)
     scale32 = np.where(scale32 > 0, scale32, np.float32(np.finfo(np.float32).tiny))
     return QuantParams.make(f, scale32, zp.astype(np.int32), axis=axis if scale32.ndim else None,
-                            symmetric=symmetric or f.kind == "float", method=method)
+                            symmetric=symmetric, method=method)
 
 
 class Calibrator:
@@ -67,6 +69,9 @@ class Calibrator:
                  percentile=99.99, bins=4096):
         if method not in METHODS:
             raise InputError(f"unknown calibration method {method!r}", expected=list(METHODS))
+        if not symmetric and get_format(qtype).kind == "float":
+            raise InputError(f"{get_format(qtype).name} is quantised with a scale only: asymmetric "
+                             "calibration needs an integer type")
         if method == "kl" and not symmetric:
             raise InputError("KL (entropy) calibration is symmetric only")
         if axis is not None and method != "minmax":

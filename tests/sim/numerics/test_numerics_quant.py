@@ -142,6 +142,10 @@ def test_calibration_methods_on_arrays_and_batches():
     assert np.allclose(pcs.scale, np.abs(y).max(axis=0) / 127)
     with pytest.raises(InputError):
         Calibrator("s8", "kl", symmetric=False)
+    with pytest.raises(InputError, match="scale only"):
+        Calibrator("e4m3", symmetric=False)
+    with pytest.raises(InputError, match="scale only"):
+        params_from_range(-1.0, 3.0, "hif8", symmetric=False)
 
 
 def test_error_report_figures():
