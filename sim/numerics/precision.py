@@ -144,22 +144,17 @@ class MixList:
         both = set(sec[("black-list", "to-add")]) & set(sec[("white-list", "to-add")])
         if both:
             raise InputError(f"operators added to both lists: {sorted(both)}")
-        white, black = set(self.white), set(self.black)
-        for op in sec[("black-list", "to-remove")]:
-            if op not in black:
-                raise InputError(f"black-list to-remove: {op} is not on the black list")
-            black.discard(op)
-        for op in sec[("white-list", "to-remove")]:
-            if op not in white:
-                raise InputError(f"white-list to-remove: {op} is not on the white list")
-            white.discard(op)
-        for op in sec[("black-list", "to-add")]:
-            white.discard(op)
-            black.add(op)
-        for op in sec[("white-list", "to-add")]:
-            black.discard(op)
-            white.add(op)
-        return MixList(frozenset(white), frozenset(black))
+        lists = {"white": set(self.white), "black": set(self.black)}
+        for colour in ("black", "white"):
+            for op in sec[(f"{colour}-list", "to-remove")]:
+                if op not in lists[colour]:
+                    raise InputError(f"{colour}-list to-remove: {op} is not on the {colour} list")
+                lists[colour].discard(op)
+        for colour, other in (("black", "white"), ("white", "black")):
+            for op in sec[(f"{colour}-list", "to-add")]:
+                lists[other].discard(op)
+                lists[colour].add(op)
+        return MixList(frozenset(lists["white"]), frozenset(lists["black"]))
 
 
 def _load_json(src) -> dict:
