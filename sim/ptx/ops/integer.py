@@ -492,9 +492,31 @@ def _prmt_mode_table(mode):
     return np.array([[PRMT_MODES[mode](s, k) for k in range(4)] for s in range(4)], dtype=np.uint64)
 
 
+def _prmt_byte_sources(mode, c: int) -> np.ndarray:
+    """For a fixed selector ``c``: per destination byte, the index into the 16 bytes
+    ``{b, a}`` bytes 0-7 then their sign bytes 0-7 (``0xFF`` where the byte's bit 7 is set)."""
+    if mode is None:
+        sels = [(c >> (4 * k)) & 0xF for k in range(4)]
+        return np.array([(s & 7) + (8 if s & 8 else 0) for s in sels], dtype=np.intp)
+    return _prmt_mode_table(mode)[c & 3].astype(np.intp)
+
+
 @op("prmt")
 def _prmt(M, pc, ins, canon, ms, mods):
     mode = next((m for m in mods if m in PRMT_MODES), None)
+    sc = getattr(M.src(ins.operands[3], "b32", ins), "static", None)
+    if sc is not None and np.ndim(sc) == 0:            # selector is an immediate: one byte gather
+        take = _prmt_byte_sources(mode, int(sc) & 0xFFFFFFFF)
+        signed = bool((take >= 8).any())
+
+        def g(a, b, c):
+            src = (np.asarray(b).astype(U64) << U64(32)) | np.asarray(a).astype(U64)
+            by = np.ascontiguousarray(src).reshape(-1).view(np.uint8).reshape(-1, 8)
+            if signed:
+                by = np.concatenate([by, (by.view(np.int8) >> 7).view(np.uint8)], axis=1)
+            out = np.ascontiguousarray(by[:, take]).view(np.uint32).reshape(-1)
+            return out if np.ndim(src) else out[0]
+        return ternary(M, ins, "b32", g)
 
     def f(a, b, c):
         src = (np.asarray(b).astype(U64) << U64(32)) | np.asarray(a).astype(U64)

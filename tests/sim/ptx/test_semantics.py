@@ -35,6 +35,21 @@ def test_prmt_matches_h200(mode, c, expected):
     assert one(body) == expected
 
 
+@pytest.mark.parametrize("mode", ["", ".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"])
+def test_prmt_immediate_selector_equals_register_selector(mode):
+    """The immediate-selector path (one byte gather) gives the per-lane selector path's bits."""
+    rng = np.random.default_rng(len(mode))
+    inp = rng.integers(0, 2**32, 32, dtype=np.uint64).astype(np.uint32)
+    load = "ld.global.u32 %r3, [%rd11]; mul.lo.u32 %r4, %r3, -1640531535; "
+    for c in [0x7771, 0x3298, 0x5410, 0xFEDC, 0x89AB, 0x0123, 1, 2, 3]:
+        imm, _ = run_body(load + f"prmt.b32{mode} %r2, %r3, %r4, {c};", inp)
+        reg, _ = run_body(load + f"mov.u32 %r5, {c}; prmt.b32{mode} %r2, %r3, %r4, %r5;", inp)
+        assert np.array_equal(imm, reg), (mode, hex(c))
+    # tt_matmul_int8's 0x7771 with an immediate b: byte 1 of a, zero-extended
+    out, _ = run_body("mov.u32 %r3, 0x000080F0; prmt.b32 %r2, %r3, 0, 0x7771;")
+    assert out[0] == 0x00000080
+
+
 @pytest.mark.parametrize("ta,tb,expected", [("s32", "u32", 14), ("u32", "u32", 1038), ("s32", "s32", 14)])
 def test_dp4a_matches_h200(ta, tb, expected):
     body = f"mov.u32 %r3, 0xFF02FF01; mov.u32 %r4, 0x01020304; dp4a.{ta}.{tb} %r2, %r3, %r4, 10;"
