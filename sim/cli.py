@@ -30,6 +30,8 @@ from isa.errors import InputError, Span
 PTX_MACHINES = ("h200",)
 ASCEND_MACHINES = ("davinci-a2",)
 ASCEND_SUFFIXES = (".asm",)
+#: options sim.ascend.cli adds that the PTX path has no use for
+ASCEND_ONLY = {"trace": "--trace", "cores": "--cores", "check": "--check"}
 
 
 class _KeepFirst:
@@ -85,6 +87,8 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 def _is_ascend(args) -> bool:
     m = (args.machine or "").lower()
+    if m.endswith(".toml"):  # a machine model file: only the Ascend-like simulator reads those
+        return True
     return m in ASCEND_MACHINES or (not m and Path(args.file).suffix.lower() in ASCEND_SUFFIXES)
 
 
@@ -148,6 +152,10 @@ def run_ptx(args) -> int:
     from sim.check import check_outputs
     from sim.memory.heat import MemoryHeat
 
+    given = [flag for dest, flag in ASCEND_ONLY.items() if getattr(args, dest, None) not in (None, False)]
+    if given:
+        raise InputError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for Ascend-like runs "
+                         f"(--machine davinci-a2); a PTX run checks against --reference or the manifest's reference")
     if not args.launch:
         raise InputError("a PTX run needs --launch SPEC.json (or manifest.json#ENTRY)", Span(args.file))
     module = _read_module(args.file)

@@ -438,33 +438,54 @@ def build_inputs(spec: LaunchSpec, seed: int | None = None) -> dict:
     return out
 
 
+def read_npz(path: str | Path) -> dict[str, np.ndarray]:
+    """Every array of an ``.npz`` file; a missing, empty, pickled or non-``.npz`` file is an
+    :class:`InputError` (``in.npz: error: ...``), never a traceback."""
+    import zipfile
+
+    path = str(path)
+    try:
+        z = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise InputError(f"no such file: {path}", Span(path)) from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise InputError(f"cannot read inputs: {exc or type(exc).__name__}", Span(path)) from None
+    if not isinstance(z, np.lib.npyio.NpzFile):
+        raise InputError("inputs must be an .npz with one array per name (np.savez), not a single .npy array",
+                         Span(path))
+    try:
+        with z:
+            return {k: z[k] for k in z.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise InputError(f"cannot read inputs: {exc or type(exc).__name__}", Span(path)) from None
+
+
 def load_inputs(spec: LaunchSpec, path: str | Path) -> dict:
     """Decoded inputs from an ``.npz`` (keys ``NAME`` or ``in_NAME``, decoded values or device
     storage); scalars missing from the file take the spec's values."""
-    try:
-        z = np.load(str(path))
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read inputs: {exc}", Span(str(path))) from None
-    with z:
-        keys = set(z.files)
-        out = {}
-        for a in spec.args:
-            key = a.name if a.name in keys else f"in_{a.name}" if f"in_{a.name}" in keys else None
-            if isinstance(a, ScalarArg):
-                out[a.name] = SCALAR_NP[a.dtype](z[key][()]) if key else a.numpy()
-                continue
-            if key is None:
-                raise InputError(f"{path} has no array for buffer {a.name!r}", Span(str(path)),
-                                 expected=sorted(keys))
-            arr = np.asarray(z[key])
-            if arr.size != a.size:
-                raise InputError(f"{path}: {key} has {arr.size} elements, buffer {a.name} needs "
-                                 f"{a.size} {list(a.shape)}", Span(str(path)))
-            arr = arr.reshape(a.shape)
-            if a.dtype in ("bf16", "e4m3") and arr.dtype == DEVICE_NP[a.dtype]:
-                arr = decode(arr, a.dtype)
-            out[a.name] = round_to_dtype(arr, a.dtype) if a.dtype not in ("bf16", "e4m3") \
-                else np.asarray(arr, dtype=np.float32)
+    z = read_npz(path)
+    keys = set(z)
+    out = {}
+    for a in spec.args:
+        key = a.name if a.name in keys else f"in_{a.name}" if f"in_{a.name}" in keys else None
+        if isinstance(a, ScalarArg):
+            if key and np.asarray(z[key]).size != 1:
+                raise InputError(f"{path}: {key} holds {np.asarray(z[key]).size} values; scalar {a.name} takes one",
+                                 Span(str(path)))
+            out[a.name] = SCALAR_NP[a.dtype](np.asarray(z[key]).reshape(-1)[0]) if key else a.numpy()
+            continue
+        if key is None:
+            raise InputError(f"{path} has no array for buffer {a.name!r}", Span(str(path)),
+                             expected=sorted(keys))
+        arr = np.asarray(z[key])
+        if arr.size != a.size:
+            raise InputError(f"{path}: {key} has {arr.size} elements, buffer {a.name} needs "
+                             f"{a.size} {list(a.shape)}", Span(str(path)))
+        arr = arr.reshape(a.shape)
+        if a.dtype in ("bf16", "e4m3") and arr.dtype == DEVICE_NP[a.dtype]:
+            arr = decode(arr, a.dtype)
+        out[a.name] = round_to_dtype(arr, a.dtype) if a.dtype not in ("bf16", "e4m3") \
+            else np.asarray(arr, dtype=np.float32)
     return out
 
 

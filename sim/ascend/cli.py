@@ -35,14 +35,8 @@ def add_arguments(p) -> None:
     p.add_argument("--json", action="store_true", help="print results as JSON")
 
 
-def _load_inputs(path: str) -> dict:
-    try:
-        with np.load(path) as z:
-            return {k: z[k] for k in z.files}
-    except FileNotFoundError:
-        raise InputError(f"no such file: {path}") from None
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read inputs {path}: {exc}") from None
+#: options of ``kernlens run`` that only the PTX path reads (sim/cli.py defines them)
+PTX_ONLY = {"launch": "--launch", "reference": "--reference", "rtol": "--rtol", "atol": "--atol", "heat": "--heat"}
 
 
 def run_ascend(args) -> int:
@@ -51,7 +45,12 @@ def run_ascend(args) -> int:
     from sim.ascend.machine import load_machine
     from sim.ascend.run import run_module
     from sim.ascend.trace import write_trace
+    from sim.launch import read_npz
 
+    given = [flag for dest, flag in PTX_ONLY.items() if getattr(args, dest, None) is not None]
+    if given:
+        raise InputError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for PTX runs; an Ascend-like run "
+                         "takes --inputs NPZ or --check (the kernel's .meta header builds inputs and reference)")
     module = isa.load(args.file, isa="ascend")
     machine = load_machine(args.machine or "davinci-a2")
     meta = read_meta(module)
@@ -61,7 +60,7 @@ def run_ascend(args) -> int:
             raise InputError("--check needs a kernel with a '.meta op=...' header (as `kernlens generate` writes)")
         inputs = make_inputs(meta, seed=args.seed if getattr(args, "seed", None) is not None else 0)
     if args.inputs:
-        inputs.update(_load_inputs(args.inputs))
+        inputs.update(read_npz(args.inputs))
     functional = bool(args.inputs or args.out or args.check)
     res = run_module(module, machine, kernel=getattr(args, "kernel", None), inputs=inputs, cores=args.cores, functional=functional,
                      trace=bool(getattr(args, "trace", None)))

@@ -92,11 +92,7 @@ class GlobalMemory:
                 buf = np.zeros(n, dtype=np.uint8)
                 arr = inputs.get(p.name.lstrip("%"))
                 if arr is not None:
-                    raw = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)
-                    if raw.size != n:
-                        raise InputError(f"input '{p.name.lstrip('%')}' has {raw.size} bytes, parameter {p.name} "
-                                         f"declares {p.dims[0]} x .{p.type} = {n} bytes", p.span)
-                    buf[:] = raw
+                    buf[:] = _input_bytes(np.asarray(arr), p, n)
             self.data.append(buf)
             addr = (addr + n + 4096 + 511) // 512 * 512
         self.touched = [np.zeros(max(1, (h - l + 511) // 512), dtype=bool) for l, h in zip(self.lo, self.hi)]
@@ -124,6 +120,25 @@ class GlobalMemory:
         if self.data[i] is None:
             return None
         return self.data[i].view(dataops.np_dtype(self.dtypes[i])).copy()
+
+
+def _input_bytes(arr: np.ndarray, p: ir.Variable, nbytes: int) -> np.ndarray:
+    """The bytes an input array puts in GM parameter ``p``: the parameter's own dtype or its bit
+    patterns (same-size unsigned ints, e.g. bf16 as uint16) are taken as they are; another
+    numeric dtype with the right element count is converted by value (float64 -> .f16)."""
+    want = np.dtype(dataops.np_dtype(p.type))
+    key = p.name.lstrip("%")
+    if arr.dtype == want or (arr.dtype.kind in "uV" and arr.dtype.itemsize == want.itemsize):
+        raw = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)
+    elif arr.dtype.kind in "biuf" and arr.size == p.dims[0]:
+        raw = np.ascontiguousarray(arr.astype(want)).view(np.uint8).reshape(-1)
+    else:
+        raise InputError(f"input '{key}' ({arr.size} x {arr.dtype}) does not fit parameter {p.name} "
+                         f"({p.dims[0]} x .{p.type})", p.span)
+    if raw.size != nbytes:
+        raise InputError(f"input '{key}' has {arr.size} x {arr.dtype} = {raw.size} bytes, parameter {p.name} "
+                         f"declares {p.dims[0]} x .{p.type} = {nbytes} bytes", p.span)
+    return raw
 
 
 # ----------------------------------------------------------------------------------------------
@@ -293,6 +308,12 @@ class Launch:
         self.reports: list[Report] = []
         self._seen: dict = {}
         self.scalars = {}
+        known = [p.name.lstrip("%") for p in kernel.params]
+        extra = sorted(set(inputs) - set(known))
+        if extra:
+            raise InputError(f"input{'s' if len(extra) > 1 else ''} {', '.join(repr(e) for e in extra)} "
+                             f"match{'' if len(extra) > 1 else 'es'} no parameter of kernel '{kernel.name}'",
+                             kernel.span, expected=known)
         for p in kernel.params:
             if p.space == "param":
                 key = p.name.lstrip("%")

@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 from kernlens.cli import main
-from tests.conftest import CORPUS, corpus_or_skip
+from tests.conftest import CORPUS, ROOT, corpus_or_skip
+
+MACHINES_TOML = ROOT / "sim" / "machines" / "davinci-a2.toml"
 
 PTX = """\
 .version 8.7
@@ -75,12 +77,6 @@ def files(tmp_path):
     (tmp_path / "spec.json").write_text(json.dumps(_spec()))
     (tmp_path / "refmod.py").write_text(REF)
     return tmp_path
-
-
-def _engine_or_skip():
-    import sim
-    if getattr(sim, "run_kernel", None) is None:
-        pytest.skip("sim.run_kernel (the SIMT engine) is not built yet")
 
 
 def test_missing_launch_is_exit_2(files, capsys):
@@ -151,7 +147,6 @@ def test_ascend_files_and_machine_dispatch_to_run_ascend(files, monkeypatch):
 
 
 def test_bad_reference_is_exit_2(files, capsys):
-    _engine_or_skip()
     base = ["run", str(files / "k.ptx"), "--launch", str(files / "spec.json")]
     assert main(base + ["--reference", "nocolon"]) == 2
     assert "MODULE:FUNCTION" in capsys.readouterr().err
@@ -162,7 +157,6 @@ def test_bad_reference_is_exit_2(files, capsys):
 
 
 def test_run_checks_and_writes_outputs(files, capsys):
-    _engine_or_skip()
     base = ["run", str(files / "k.ptx"), "--launch", str(files / "spec.json")]
     assert main(base + ["--reference", f"{files / 'refmod.py'}:double", "--out", str(files / "o.npz")]) == 0
     text = capsys.readouterr().out
@@ -175,7 +169,6 @@ def test_run_checks_and_writes_outputs(files, capsys):
 
 
 def test_json_output_has_stats_problems_check_and_heat(files, capsys):
-    _engine_or_skip()
     assert main(["run", str(files / "k.ptx"), "--launch", str(files / "spec.json"), "--json", "--heat",
                  "--reference", f"{files / 'refmod.py'}:double"]) == 0
     d = json.loads(capsys.readouterr().out)
@@ -186,7 +179,6 @@ def test_json_output_has_stats_problems_check_and_heat(files, capsys):
 
 
 def test_out_of_bounds_launch_is_exit_1(files, capsys):
-    _engine_or_skip()
     spec = _spec()
     spec["args"][2]["value"] = 128            # n larger than the buffers: the last warp runs off the end
     (files / "oob.json").write_text(json.dumps(spec))
@@ -197,8 +189,98 @@ def test_out_of_bounds_launch_is_exit_1(files, capsys):
 
 def test_corpus_entry_by_manifest_name(capsys):
     corpus_or_skip()
-    _engine_or_skip()
     assert main(["run", str(CORPUS / "ptx" / "quantize.sm_90.ptx"), "--launch",
                  f"{CORPUS / 'manifest.json'}#dequantize_s8", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["kernel"] == "dequantize_s8" and d["check"]["passed"] and d["check"]["outputs"][0]["max_abs"] == 0.0
+
+
+@pytest.mark.parametrize("content,words", [
+    (b"", "cannot read inputs"),                                   # empty file
+    (None, "not a single .npy array"),                             # a .npy, not an .npz
+    (b"PK\x03\x04garbage", "cannot read inputs"),                 # a broken zip
+])
+def test_unreadable_inputs_are_exit_2_on_both_paths(files, capsys, content, words):
+    path = files / "in.npz"
+    if content is None:
+        with open(path, "wb") as fh:
+            np.save(fh, np.zeros(3))
+    else:
+        path.write_bytes(content)
+    asm = files / "k.asm"
+    asm.write_text(ASM_SCALE)
+    for argv in (["run", str(files / "k.ptx"), "--launch", str(files / "spec.json"), "--inputs", str(path)],
+                 ["run", str(asm), "--inputs", str(path)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"{path}: error: ") and words in err and "Traceback" not in err
+
+
+ASM_SCALE = """.kernel s .vector (.gm .f32 %x[64], .gm .f32 %y[64])
+{
+    copy_gm_to_ubuf ub[0], gm[%x], 0, 1, 8, 0, 0
+    set_flag PIPE_MTE2, PIPE_V, EVENT_ID0
+    wait_flag PIPE_MTE2, PIPE_V, EVENT_ID0
+    vmuls.f32 ub[256], ub[0], 2.0, 1, 1, 1, 8, 8
+    set_flag PIPE_V, PIPE_MTE3, EVENT_ID0
+    wait_flag PIPE_V, PIPE_MTE3, EVENT_ID0
+    copy_ubuf_to_gm gm[%y], ub[256], 0, 1, 8, 0, 0
+}
+"""
+
+
+def test_ascend_inputs_by_name_value_and_size(files, capsys):
+    asm = files / "k.asm"
+    asm.write_text(ASM_SCALE)
+    # float64 values go into the .f32 parameter by value, not by reinterpreting bytes
+    np.savez(files / "ok.npz", x=np.arange(64, dtype=np.float64))
+    assert main(["run", str(asm), "--inputs", str(files / "ok.npz"), "--out", str(files / "o.npz")]) == 0
+    with np.load(files / "o.npz") as z:
+        np.testing.assert_array_equal(z["y"], np.arange(64, dtype=np.float32) * 2)
+    capsys.readouterr()
+    # a name that is no parameter (a typo would otherwise run on zeros)
+    np.savez(files / "typo.npz", xx=np.zeros(64, dtype=np.float32))
+    assert main(["run", str(asm), "--inputs", str(files / "typo.npz")]) == 2
+    err = capsys.readouterr().err
+    assert "input 'xx' matches no parameter of kernel 's'" in err and "expected one of: x, y" in err
+    # the wrong element count
+    np.savez(files / "short.npz", x=np.zeros(10, dtype=np.float32))
+    assert main(["run", str(asm), "--inputs", str(files / "short.npz")]) == 2
+    assert "input 'x' has 10 x float32 = 40 bytes, parameter %x declares 64 x .f32 = 256 bytes" in \
+        capsys.readouterr().err
+
+
+@pytest.mark.parametrize("opt", [["--launch", "spec.json"], ["--reference", "m:f"], ["--rtol", "0.1"], ["--heat"]])
+def test_ptx_only_options_are_refused_for_ascend_runs(files, capsys, opt):
+    asm = files / "k.asm"
+    asm.write_text(ASM_SCALE)
+    assert main(["run", str(asm)] + opt) == 2
+    assert f"error: {opt[0]} is for PTX runs" in capsys.readouterr().err
+
+
+def test_ascend_run_errors_are_exit_2(files, capsys):
+    asm = files / "k.asm"
+    asm.write_text(ASM_SCALE)
+    cases = [(["--machine", "nope"], "error: unknown machine 'nope'"),
+             (["--cores", "0"], "error: --cores must be at least 1, got 0"),
+             (["--kernel", "nosuch"], "no kernel named 'nosuch'"),
+             (["--check"], "--check needs a kernel with a '.meta op=...' header")]
+    for extra, words in cases:
+        assert main(["run", str(asm)] + extra) == 2, extra
+        err = capsys.readouterr().err
+        assert words in err and "Traceback" not in err, (extra, err)
+    assert main(["run", str(files / "missing.asm")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    # --machine takes a TOML path too (as its help says)
+    toml = files / "m.toml"
+    toml.write_text(MACHINES_TOML.read_text().replace("value = 48, source", "value = 2, source", 1))
+    assert main(["run", str(asm), "--machine", str(toml), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["cores"] == 2
+    assert main(["run", str(asm), "--machine", str(files / "none.toml")]) == 2
+    assert "unknown machine" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("opt", [["--trace", "t.json"], ["--cores", "2"], ["--check"]])
+def test_ascend_only_options_are_refused_for_ptx_runs(files, capsys, opt):
+    assert main(["run", str(files / "k.ptx"), "--launch", str(files / "spec.json")] + opt) == 2
+    assert f"error: {opt[0]} is for Ascend-like runs" in capsys.readouterr().err
