@@ -34,15 +34,31 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    import sys
+def check_args(args) -> None:
+    """Refuse what leaves nothing to show before the terminal UI starts: no readable FILE at all,
+    an unreadable --launch spec, an unknown --machine. (A bad file among good ones shows as an
+    error panel inside the app.)"""
+    from pathlib import Path
 
-    if not sys.stdout.isatty():
-        raise InputError("kernlens inspect needs a terminal (stdout is not a TTY)")
+    if not any(Path(f).is_file() for f in args.files):
+        raise InputError(f"no such file: {args.files[0]}" if len(args.files) == 1 else
+                         f"none of the {len(args.files)} files exists: {', '.join(args.files)}")
+    if args.launch:
+        spec = args.launch.partition("#")[0]
+        if not Path(spec).is_file():
+            raise InputError(f"cannot read launch spec: no such file: {spec}")
     if args.machine:
         from sim.ascend.machine import load_machine
 
         load_machine(args.machine)  # an unknown name fails here, with the known ones listed
+
+
+def run(args) -> int:
+    import sys
+
+    check_args(args)
+    if not sys.stdout.isatty():
+        raise InputError("kernlens inspect needs a terminal (stdout is not a TTY)")
     from .app import InspectorApp
 
     app = InspectorApp(args.files, args.source_dir, kernel=args.kernel, line=args.line, params=dict(args.param), launch=args.launch,

@@ -14,7 +14,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from isa.errors import InputError
+from isa.errors import InputError, Span
 
 MACHINES = Path(__file__).resolve().parent.parent / "machines"
 
@@ -62,6 +62,18 @@ class Machine:
         return self.cube_cores if core_type == "cube" else self.vector_cores
 
 
+#: the tables an Ascend-like machine model has (h200.toml, the PTX model, has none of the movers)
+_TABLES = ("clock", "cores", "buffers", "cube", "vector", "ub_banks", "movers", "gm", "scalar", "peak")
+
+
+def _is_ascend_model(path: Path) -> bool:
+    try:
+        raw = tomllib.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    return all(t in raw for t in _TABLES)
+
+
 def _values(tree: dict, prefix: str, sources: dict) -> dict:
     out = {}
     for k, v in tree.items():
@@ -81,10 +93,17 @@ def load_machine(name_or_path: str) -> Machine:
     p = Path(name_or_path)
     if not p.suffix:
         p = MACHINES / f"{name_or_path}.toml"
-    if not p.exists():
-        known = sorted(x.stem for x in MACHINES.glob("*.toml"))
+    known = sorted(x.stem for x in MACHINES.glob("*.toml") if _is_ascend_model(x))
+    if not p.is_file():
         raise InputError(f"unknown machine '{name_or_path}'", expected=known)
-    raw = tomllib.loads(p.read_text())
+    try:
+        raw = tomllib.loads(p.read_text())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise InputError(f"cannot read machine model: {exc}", Span(str(p))) from None
+    missing = [t for t in _TABLES if t not in raw]
+    if missing:
+        raise InputError(f"'{name_or_path}' is not an Ascend-like machine model (no {', '.join('[' + t + ']' for t in missing)})",
+                         Span(str(p)), expected=known)
     src: dict[str, str] = {}
     d = _values(raw, "", src)
     mv = d["movers"]
