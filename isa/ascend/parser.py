@@ -22,10 +22,11 @@ from functools import lru_cache
 from pathlib import Path
 
 from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import UnexpectedInput, VisitError
 
 from .. import ir
-from ..errors import ParseError, SemanticError, Span
+from ..errors import KernlensError, ParseError, SemanticError, Span
+from ..lark_errors import syntax_error
 from ..types import is_type
 from .opcodes import (BUFFERS, COMPARES, CONV_TYPES, OPCODES, ORDERS, PIPE_NAMES, QUANT_MODES,
                       split_opcode)
@@ -246,11 +247,11 @@ def parse(text: str, file: str = "<text>") -> ir.Module:
     try:
         tree = _parser().parse(text if text.endswith("\n") else text + "\n")
     except UnexpectedInput as exc:
-        raise _parse_error(exc, file, lines) from None
+        raise syntax_error(exc, text, file, _describe_expected, {"_NL": "end of line"}) from None
     try:
         items = _Build(file, lines).transform(tree)
     except VisitError as exc:
-        if isinstance(exc.orig_exc, SemanticError):
+        if isinstance(exc.orig_exc, KernlensError):
             raise exc.orig_exc from None
         raise
     targets = tuple(d.args for d in items if isinstance(d, ir.Directive) and d.name == "arch")
@@ -258,26 +259,6 @@ def parse(text: str, file: str = "<text>") -> ir.Module:
                      source=text)
 
 
-def _parse_error(exc: UnexpectedInput, file: str, lines: list[str]) -> ParseError:
-    line = getattr(exc, "line", 0) or 0
-    col = getattr(exc, "column", 0) or 0
-    if isinstance(exc, UnexpectedEOF) or line <= 0:
-        line = max(1, len(lines))
-        col = len(lines[-1]) + 1 if lines else 1
-    expected = set()
-    if isinstance(exc, UnexpectedToken):
-        expected = set(exc.accepts or exc.expected or ())
-        tok = exc.token
-        what = "end of line" if tok.type == "_NL" else ("end of file" if tok.type == "$END" else f"'{tok}'")
-        msg = f"unexpected {what}"
-    elif isinstance(exc, UnexpectedCharacters):
-        expected = set(exc.allowed or ())
-        ch = lines[line - 1][col - 1] if 0 < line <= len(lines) and 0 < col <= len(lines[line - 1]) else "?"
-        msg = f"unexpected character '{ch}'"
-    else:
-        expected = set(getattr(exc, "expected", ()) or ())
-        msg = "unexpected end of file"
-    names = sorted({_TOKEN_NAMES.get(e, e) for e in expected if not e.startswith("__")} |
-                   {_TOKEN_NAMES.get(e, "'.kernel'") for e in expected if e.startswith("__")})
-    src = lines[line - 1] if 0 < line <= len(lines) else None
-    return ParseError(msg, Span(file, line, col), expected=names, source_line=src)
+def _describe_expected(names) -> list[str]:
+    return sorted({_TOKEN_NAMES.get(e, e) for e in names if not e.startswith("__")} |
+                  {_TOKEN_NAMES.get(e, "'.kernel'") for e in names if e.startswith("__")})

@@ -28,10 +28,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from lark import Lark, Token, Transformer
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import UnexpectedInput, VisitError
 
 from .. import ir
-from ..errors import Diagnostic, KernlensError, ParseError, SemanticError, Span, shorten
+from ..errors import Diagnostic, KernlensError, ParseError, SemanticError, Span
+from ..lark_errors import source_line as _line
+from ..lark_errors import syntax_error
 
 GRAMMAR = Path(__file__).with_name("grammar.lark")
 
@@ -668,44 +670,8 @@ def _parse(text: str, file: str, lenient: bool, diagnostics: list | None) -> ir.
                      address_size=address_size, items=tuple(items), path=file, source=text)
 
 
-def _line(text: str, line: int) -> str:
-    # Find line `line` without splitting a 50 MB file.
-    start = 0
-    for _ in range(line - 1):
-        start = text.find("\n", start) + 1
-        if start == 0:
-            return ""
-    end = text.find("\n", start)
-    return text[start:] if end < 0 else text[start:end]
-
-
 def _syntax_error(exc: UnexpectedInput, text: str, file: str, lark: Lark) -> ParseError:
-    line = getattr(exc, "line", None) or 0
-    col = getattr(exc, "column", None) or 0
-    if isinstance(exc, UnexpectedEOF) or line in (None, -1) or line <= 0:
-        lines = text.rstrip().splitlines() or [""]
-        line = len(lines)
-        col = len(lines[-1]) + 1
-        expected = _describe_expected(lark, getattr(exc, "expected", ()))
-        return ParseError("unexpected end of file (is the file truncated?)", Span(file, line, col),
-                          expected=expected, source_line=lines[-1])
-    if isinstance(exc, UnexpectedToken):
-        tok = exc.token
-        if tok.type == "$END":
-            lines = text.rstrip().splitlines() or [""]
-            return ParseError("unexpected end of file (is the file truncated?)",
-                              Span(file, len(lines), len(lines[-1]) + 1),
-                              expected=_describe_expected(lark, exc.expected), source_line=lines[-1])
-        msg = f"unexpected '{shorten(str(tok))}'"
-        expected = _describe_expected(lark, exc.expected)
-        return ParseError(msg, Span(file, line, col, line, col + max(1, len(str(tok)))), expected=expected,
-                          source_line=_line(text, line))
-    if isinstance(exc, UnexpectedCharacters):
-        ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
-        expected = _describe_expected(lark, exc.allowed)
-        return ParseError(f"unexpected character {ch!r}", Span(file, line, col), expected=expected,
-                          source_line=_line(text, line))
-    return ParseError(str(exc).splitlines()[0], Span(file, line, col), source_line=_line(text, line))
+    return syntax_error(exc, text, file, lambda names: _describe_expected(lark, names))
 
 
 class _Resolver:
