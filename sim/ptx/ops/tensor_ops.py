@@ -54,18 +54,21 @@ class Fragment:
         self.dsts = [M.dst(e, "b32", ins) if isinstance(e, ir.Register) else None for e in self.ops]
 
     def read(self, w) -> np.ndarray:
-        T = self.M.T
-        lanes = _lanes(w)
-        out = np.empty((len(lanes), len(self.srcs)), np.uint32)
+        n = len(w) * WARP
+        lanes = None if n == self.M.T else _lanes(w)          # every warp of the batch: no gather
+        out = np.empty((n, len(self.srcs)), np.uint32)
         for k, s in enumerate(self.srcs):
             v = np.asarray(s())
-            out[:, k] = v.view(np.uint32)[lanes] if v.ndim else np.broadcast_to(v.astype(np.uint32), (len(lanes),))
-        del T
+            if not v.ndim:
+                out[:, k] = v.astype(np.uint32)
+            else:
+                out[:, k] = v.view(np.uint32) if lanes is None else v.view(np.uint32)[lanes]
         return out.reshape(len(w), WARP, len(self.srcs))
 
     def write(self, w, regs) -> None:
-        lanes = _lanes(w)
-        regs = np.asarray(regs, dtype=np.uint32).reshape(len(lanes), -1)
+        n = len(w) * WARP
+        lanes = None if n == self.M.T else _lanes(w)
+        regs = np.asarray(regs, dtype=np.uint32).reshape(n, -1)
         for k, d in enumerate(self.dsts):
             if d is not None:
                 d.at(regs[:, k], lanes)
@@ -159,13 +162,6 @@ def _mma(M, pc, ins, canon, ms, mods):
     return f
 
 
-def _flat_base(M, pc, space, lanes_first, addr):
-    """Per-warp base addresses -> (memory array, flat byte offsets) for wmma."""
-    if space == "shared":
-        return M.shared.data, addr.astype(np.int64) + M.cta_local[lanes_first] * M.shared.stride
-    return M.gmem.data, (addr - U64(GLOBAL_BASE)).astype(np.int64)
-
-
 def wmma_accesses(operand: str, layout: str, etype: str, shape: str) -> tuple[tuple[int, int], ...]:
     """The LSU accesses a ``wmma.load``/``wmma.store`` becomes, as (first element, bytes) pairs.
 
@@ -205,7 +201,7 @@ def wmma_accesses(operand: str, layout: str, etype: str, shape: str) -> tuple[tu
 
 @op("wmma.load", "wmma.store")
 def _wmma_mem(M, pc, ins, canon, ms, mods):
-    from sim.ptx.tensor import wmma_addresses, wmma_load, wmma_store
+    from sim.ptx.tensor import pack, unpack, wmma_addresses
 
     load = canon == "wmma.load"
     operand = "d" if not load else next(m for m in mods if m in ("a", "b", "c"))
@@ -227,6 +223,7 @@ def _wmma_mem(M, pc, ins, canon, ms, mods):
         accesses = wmma_accesses(operand, layout, etype, shape)
     except SimulationError as exc:
         raise M.error(exc.message, ins) from None
+    bits = element_type(etype).bits
     kind = "load" if load else "store"
 
     def f(m):
@@ -242,12 +239,17 @@ def _wmma_mem(M, pc, ins, canon, ms, mods):
         groups = M.resolve(pc, space, lanes, full.reshape(-1).astype(U64), esize, "load" if load else "store")
         if groups[0][3] is not None:
             return
-        mem, base = _flat_base(M, pc, space, first, addr)
+        # resolve checked bounds and alignment and gave the flat byte index of every element
+        # (what wmma_load / wmma_store compute from base and stride): one element gather/scatter
+        view = groups[0][1].view(UINT[esize])
+        idx = groups[0][4] // esize
         if load:
-            regs = _reraise(M, ins, lambda: wmma_load(operand, layout, etype, mem, base, st, shape))
-            frag.write(w, regs)
+            frag.write(w, pack(view[idx].reshape(el.shape), bits))
         else:
-            _reraise(M, ins, lambda: wmma_store(layout, etype, mem, base, st, frag.read(w), shape))
+            regs = frag.read(w)
+            if regs.shape[2] * 32 // bits != el.shape[2]:
+                raise M.error(f"wmma.store of .{etype} takes {el.shape[2] * bits // 32} registers", ins)
+            view[idx] = unpack(regs, bits).reshape(-1)
         d = M.bytes_load if load else M.bytes_store
         wl = _lanes(w)
         d[space] = d.get(space, 0) + len(wl) * sum(b for _, b in accesses)
