@@ -145,8 +145,9 @@ def test_every_manifest_launch_builds_the_inputs_the_gpu_saw(manifest):
                 for k in theirs:
                     assert np.array_equal(np.asarray(mine[k]), z[f"in_{k}"]), (e["name"], k)
         assert s.reference.endswith(":" + e["reference"]) and s.rtol == e["tolerance"]["rtol"]
+        dyn = e["launch"].get("dynamic_shared_bytes", 0)
         for t in e["ptx"]:
-            assert s.shared_bytes(t) >= 0
+            assert s.shared_bytes(t) == (dyn[t] if isinstance(dyn, dict) else dyn), (e["name"], t)
 
 
 def test_manifest_lookup_by_kernel_name_and_errors(corpus):

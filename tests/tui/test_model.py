@@ -116,19 +116,29 @@ def test_triton_source_is_found_from_the_file_entry():
     assert "tl.dot" in doc.source_text()[line - 1]
 
 
-def test_cuda_source_is_found_by_stem_and_with_source_dir(tmp_path):
+def test_cuda_source_is_found_by_file_entry_and_with_source_dir(tmp_path):
     ptx = EXAMPLES / "ptx" / "dot_dp4a.sm_80.ptx"
-    if not ptx.exists():
-        pytest.skip("examples/ptx not present")
+    text = ptx.read_text()
+    entry = next(ln for ln in text.splitlines() if ln.strip().startswith(".file") and "dot_dp4a.cu" in ln)
+    cu = entry.split('"')[1]
     doc = load_file(str(ptx)).kernels[0]
-    assert doc.main_source.path is not None and doc.main_source.path.suffix == ".cu"
-    # a copy elsewhere finds nothing beside it, then finds the source through --source-dir
+    assert doc.main_source.path is not None and doc.main_source.path.name == "dot_dp4a.cu"
+    # the same PTX as if compiled on another machine: its .file path does not exist here, so
+    # nothing is found beside the copy, and --source-dir finds the source by base name
     copy = tmp_path / "dot_dp4a.sm_80.ptx"
-    copy.write_text(ptx.read_text())
+    copy.write_text(text.replace(cu, "/elsewhere/build/dot_dp4a.cu"))
     alone = load_file(str(copy)).kernels[0]
+    assert alone.main_source.path is None
     with_dir = load_file(str(copy), source_dirs=[str(EXAMPLES / "cuda")]).kernels[0]
-    if alone.module.files:  # compiled with -lineinfo: .file names an absolute path that may exist
-        assert with_dir.main_source.path is not None
-    else:
-        assert alone.main_source.path is None
-        assert with_dir.main_source.path == EXAMPLES / "cuda" / "dot_dp4a.cu"
+    assert with_dir.main_source.path == EXAMPLES / "cuda" / "dot_dp4a.cu"
+
+
+def test_source_without_file_entries_is_guessed_from_the_stem(tmp_path):
+    from tui.sources import guess_source
+
+    (tmp_path / "ptx").mkdir()
+    (tmp_path / "cuda").mkdir()
+    (tmp_path / "cuda" / "sgemm_naive.cu").write_text("// kernel\n")
+    hit = guess_source(tmp_path / "ptx" / "sgemm_naive.sm_80.ptx")
+    assert hit.path == tmp_path / "cuda" / "sgemm_naive.cu"
+    assert guess_source(tmp_path / "ptx" / "other.sm_80.ptx").path is None

@@ -205,6 +205,7 @@ async def test_timeline_vadd_draws_pipes_and_the_model_numbers():
         row = [l for l in tables.splitlines() if l.strip().startswith("MTE2 ")][0].split()
         assert row[1] == "32" and row[2] == f"{model.busy['MTE2']:,.0f}"   # 2 loads per tile
         assert row[3] == f"{model.utilization['MTE2'] * 100:.1f}%"
+        assert set(model.flag_waits) == {"MTE2->V EVENT_ID0", "V->MTE3 EVENT_ID0", "MTE3->MTE2 EVENT_ID0"}
         for name, w in model.flag_waits.items():
             flag = [l for l in tables.splitlines() if l.strip().startswith(name)][0]
             assert f"{w['waits']} waits" in flag and f"{w['wait_cycles']:,.0f} cycles" in flag

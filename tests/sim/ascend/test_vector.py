@@ -112,7 +112,9 @@ def test_masks_normal_and_counter_mode():
 
 
 def test_vconv_rounding_suffixes():
-    x = np.array([1.0 + 2 ** -11 + 2 ** -13, -(1.0 + 2 ** -11 + 2 ** -13), 2.5, -2.5] * 16, dtype=np.float32)
+    # two values just above a half-way point, two exactly half-way between f16 neighbours 1 and 1+2^-10
+    x = np.array([1.0 + 2 ** -11 + 2 ** -13, -(1.0 + 2 ** -11 + 2 ** -13), 1.0 + 2 ** -11, -(1.0 + 2 ** -11)] * 16,
+                 dtype=np.float32)
     outs = {}
     for suffix in "rafcz":
         text = f""".kernel c .vector (.gm .f32 %x[64], .gm .f16 %y[64])
@@ -128,11 +130,11 @@ def test_vconv_rounding_suffixes():
 """
         outs[suffix] = _run_text(text, {"x": x}, cores=1).outputs["y"][:4].astype(np.float64)
     up, down = 1.0 + 2 ** -10, 1.0
-    assert list(outs["r"][:2]) == [up, -up]            # nearest (above the midpoint)
-    assert list(outs["z"][:2]) == [down, -down]        # toward zero
-    assert list(outs["f"][:2]) == [down, -up]          # floor
-    assert list(outs["c"][:2]) == [up, -down]          # ceil
-    assert list(outs["a"][2:]) == [2.5, -2.5]          # exact values stay
+    assert list(outs["r"]) == [up, -up, down, -down]      # nearest; ties to even (1.0)
+    assert list(outs["a"]) == [up, -up, up, -up]          # nearest; ties away from zero
+    assert list(outs["z"]) == [down, -down, down, -down]  # toward zero
+    assert list(outs["f"]) == [down, -up, down, -up]      # floor
+    assert list(outs["c"]) == [up, -down, up, -down]      # ceil
 
 
 def test_bf16_vector_add():
