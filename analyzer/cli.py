@@ -36,7 +36,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="kernel parameter value for trip counts (PTX name, index or source name)")
     p.add_argument("--grid", metavar="X,Y,Z", help="launch grid, for whole-launch totals")
     p.add_argument("--block", metavar="X,Y,Z", help="launch block, for whole-launch totals")
-    p.add_argument("--machine", default="h200", help="machine model for the roofline (sim/machines/NAME.toml)")
+    p.add_argument("--machine", default="h200", help="machine model for the roofline (sim/machines/NAME.toml; PTX only, Ascend "
+                        "reports have no roofline)")
     p.add_argument("--assume-trips", type=int, default=ASSUMED_TRIPS, metavar="N",
                    help=f"trip count assumed for loops whose count cannot be derived (default {ASSUMED_TRIPS})")
     p.add_argument("--format", choices=("text", "json", "sarif"), default="text")

@@ -37,14 +37,20 @@ def _v(node: dict, key: str):
     return item["value"] if isinstance(item, dict) else item
 
 
-@lru_cache(maxsize=8)
-def load_machine(name_or_path: str = "h200") -> Machine:
+def machine_path(name_or_path: str) -> Path:
+    """``sim/machines/NAME.toml``, or the given ``.toml`` path; ``InputError`` when it does not exist."""
     path = Path(name_or_path)
     if not path.suffix:
         path = MACHINES / f"{name_or_path}.toml"
-    if not path.exists():
+    if not path.is_file():
         names = ", ".join(sorted(p.stem for p in MACHINES.glob("*.toml")))
         raise InputError(f"no machine model '{name_or_path}' (known: {names})")
+    return path
+
+
+@lru_cache(maxsize=8)
+def load_machine(name_or_path: str = "h200") -> Machine:
+    path = machine_path(name_or_path)
     data = tomllib.loads(path.read_text())
     try:
         peaks = {k: float(_v(data["peak_per_sm_clk"], k)) for k in data["peak_per_sm_clk"]}

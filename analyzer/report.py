@@ -27,7 +27,7 @@ from isa.types import type_bits
 from .cfg import Cfg
 from .dataflow import Dataflow, Launch
 from .dynamic import ASSUMED_TRIPS, Estimate, Estimator, LoopInfo
-from .machine import Machine, load_machine, work_kind
+from .machine import Machine, load_machine, machine_path, work_kind
 from .patterns import Expectation, compile_pattern, is_class_name
 
 _SCOPE_DIV = {Scope.LANE: 1, Scope.WARP: 32, Scope.WARPGROUP: 128, Scope.INSTRUCTION: 1}
@@ -425,7 +425,9 @@ def analyze_function(module: Module, fn: Function, *, params: dict[str, int] | N
 
 
 def _machine_or_none(name: str, isa: str) -> Machine | None:
+    """The roofline model for PTX; Ascend reports have no roofline, but the name is still checked."""
     if isa != "ptx":
+        machine_path(name)
         return None
     return load_machine(name)
 

@@ -8,6 +8,7 @@ import isa
 from analyzer.render import render_json
 from analyzer.report import analyze_module
 from isa.semantics import describe
+from tests.conftest import EXAMPLES
 
 KERNEL = """\
 .arch davinci-a2
@@ -40,3 +41,13 @@ def test_analyzer_runs_on_ascend_modules():
     assert k["loops"][0]["exact"] is False
     copy = r.infos[1]
     assert k["dynamic"]["bytes"][copy.space]["value"] == copy.bytes * (1 + 16)   # loop assumed 16 trips
+
+
+def test_unknown_machine_is_an_error_for_ascend_too(capsys):
+    from analyzer.cli import main
+
+    vadd = str(EXAMPLES / "ascend" / "vadd_f16.asm")
+    assert main([vadd, "--machine", "nope"]) == 2
+    assert capsys.readouterr().err == "error: no machine model 'nope' (known: davinci-a2, h200)\n"
+    assert main([vadd, "--machine", "davinci-a2", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["kernels"][0]["dynamic"]["roofline"] is None
