@@ -273,7 +273,7 @@ class Core:
             me = self.launch.instrs[idx]
             self.launch.report(self, idx, f"{me.opcode} (PIPE_{pipe}) {verb} {space}[{lo:#x}, {hi:#x}) "
                                f"{'written' if verb == 'reads' else 'used'} by {other.opcode} at line {other.span.line} "
-                               f"(PIPE_{opipe}) with no set_flag(PIPE_{opipe if verb != 'overwrites' else opipe}, "
+                               f"(PIPE_{opipe}) with no set_flag(PIPE_{opipe}, "
                                f"PIPE_{pipe})/wait_flag between them",
                                stopped=False,
                                notes=[f"line {other.span.line}: {self.launch.source_line(other.span.line) or ''}".rstrip()])

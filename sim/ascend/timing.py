@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from isa.ascend.opcodes import PIPES
+from isa.errors import InputError
 
 from .machine import Machine
 
@@ -127,7 +128,9 @@ class Pricer:
             _, name, reps, rblocks, wblocks, counter = w
             if reps == 0:
                 return 1.0
-            slope = m.vec_slope.get(name, 1)
+            slope = m.vec_slope.get(name)
+            if slope is None:
+                raise InputError(f"machine model '{m.name}' has no vector slope for {name} ([vector] slope)")
             bank = ub_bank_cycles(rblocks, wblocks, m)
             per = np.maximum(slope, bank) if bank.size else np.full(reps, slope)
             total = m.vec_head + float(per.sum())

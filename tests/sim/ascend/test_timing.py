@@ -188,3 +188,18 @@ def test_flag_wait_totals_equal_the_wait_slices():
     total_slices = sum(s.cycles for s in t.slices if s.kind == "wait")
     assert total_slices == pytest.approx(sum(v["wait_cycles"] for v in t.flag_waits.values()))
     assert total_slices > 0
+
+
+def test_vector_op_without_a_slope_in_the_model_is_an_error():
+    import dataclasses
+
+    from isa.errors import InputError
+
+    text = ".kernel v .vector ()\n{\n    vmuls.f32 ub[0], ub[256], 2.0, 1, 1, 1, 8, 8\n}\n"
+    slopes = {k: v for k, v in M.vec_slope.items() if k != "vmuls"}
+    with pytest.raises(InputError, match="no vector slope for vmuls"):
+        run_module(isa.loads(text, "v.asm"), dataclasses.replace(M, vec_slope=slopes), cores=1)
+    # with the slope it is priced head + slope per repeat (reads and writes in distinct bank groups)
+    t = run_module(isa.loads(text, "v.asm"), M, cores=1, trace=True).timing
+    (v,) = [s for s in t.slices if s.pipe == "V"]
+    assert v.cycles == M.vec_head + M.vec_slope["vmuls"]
