@@ -170,6 +170,19 @@ class Hazards:
         self.vc[p, p] += 1
         return int(self.vc[p, p])
 
+    def _unsynced_writer(self, space: str, a: int, b: int, p: int, known) -> tuple[int, int] | None:
+        """(pipe, instruction index) of a write by another pipe to lines ``a..b`` of ``space``
+        that pipe ``p`` has not synchronised with, or None."""
+        wp = self.w_pipe[space][a:b]
+        sel = (wp >= 0) & (wp != p)
+        if not sel.any():
+            return None
+        late = sel & (self.w_t[space][a:b] > known[np.maximum(wp, 0)])
+        if not late.any():
+            return None
+        j = int(np.argmax(late))
+        return int(wp[j]), int(self.w_idx[space][a + j])
+
     def access(self, p: int, t: int, idx: int, reads, writes) -> list[tuple]:
         """Record reads/writes ``(space, lo, hi)`` of pipe ``p``; return races found."""
         bad = []
@@ -178,14 +191,9 @@ class Hazards:
         for space, lo, hi in reads:
             g = grain[space]
             a, b = lo // g, (hi + g - 1) // g
-            wp = self.w_pipe[space][a:b]
-            sel = (wp >= 0) & (wp != p)
-            if sel.any():
-                wt = self.w_t[space][a:b]
-                late = sel & (wt > known[np.maximum(wp, 0)])
-                if late.any():
-                    j = int(np.argmax(late))
-                    bad.append(("reads", space, lo, hi, int(wp[j]), int(self.w_idx[space][a + j])))
+            w = self._unsynced_writer(space, a, b, p, known)
+            if w is not None:
+                bad.append(("reads", space, lo, hi) + w)
             self.r_t[space][a:b, p] = t
             self.r_idx[space][a:b, p] = idx
         for space, lo, hi in writes:
@@ -197,14 +205,9 @@ class Hazards:
             if late.any():
                 j, q = np.argwhere(late)[0]
                 bad.append(("overwrites", space, lo, hi, int(q), int(self.r_idx[space][a + j, q])))
-            wp = self.w_pipe[space][a:b]
-            sel = (wp >= 0) & (wp != p)
-            if sel.any():
-                wt = self.w_t[space][a:b]
-                late = sel & (wt > known[np.maximum(wp, 0)])
-                if late.any():
-                    j = int(np.argmax(late))
-                    bad.append(("overwrites the result of", space, lo, hi, int(wp[j]), int(self.w_idx[space][a + j])))
+            w = self._unsynced_writer(space, a, b, p, known)
+            if w is not None:
+                bad.append(("overwrites the result of", space, lo, hi) + w)
             self.w_pipe[space][a:b] = p
             self.w_t[space][a:b] = t
             self.w_idx[space][a:b] = idx

@@ -87,3 +87,22 @@ def test_correct_kernels_report_nothing(examples):
                  "gemm_s8_requant.asm"):
         res = run_module(isa.load(str(examples / "ascend" / name)), M, inputs={}, cores=3)
         assert res.reports == [], name
+
+
+def test_write_after_write_and_write_after_read_races():
+    text = """.kernel k .vector (.gm .f32 %x[64])
+{
+    copy_gm_to_ubuf ub[0], gm[%x], 0, 1, 8, 0, 0
+    vector_dup.f32 ub[0], 1.0, 1, 1, 1, 8, 8
+    pipe_barrier PIPE_ALL
+    vmuls.f32 ub[256], ub[0], 2.0, 1, 1, 1, 8, 8
+    copy_gm_to_ubuf ub[0], gm[%x], 0, 1, 8, 0, 0
+}
+"""
+    res = run_module(isa.loads(text, "k.asm"), M, inputs={"x": np.zeros(64, np.float32)}, cores=1)
+    msgs = [(r.span.line, r.message) for r in res.reports]
+    assert len(msgs) == 2 and not any(r.stopped for r in res.reports)
+    assert msgs[0][0] == 4 and ("vector_dup (PIPE_V) overwrites the result of ub[0x0, 0x100) used by copy_gm_to_ubuf "
+                                "at line 3 (PIPE_MTE2)") in msgs[0][1]
+    assert msgs[1][0] == 7 and ("copy_gm_to_ubuf (PIPE_MTE2) overwrites ub[0x0, 0x100) used by vmuls at line 6 "
+                                "(PIPE_V)") in msgs[1][1]
