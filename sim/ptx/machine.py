@@ -278,6 +278,7 @@ class Machine:
         n = len(self.prog)
         self.pc_warps = [0] * n
         self.pc_threads = [0] * n
+        self._event_const: list = [None] * n
 
     def relaunch(self, gmem: GlobalMemory, listeners=()) -> None:
         """Make a decoded machine ready for another launch with the same program, geometry and
@@ -839,10 +840,19 @@ class Machine:
         """Build one :class:`sim.events.InstructionEvent` for ``lanes`` and hand it to listeners."""
         from sim.events import InstructionEvent
 
+        const = self._event_const[pc]
+        if const is None:
+            const = self._event_const[pc] = self._event_constants(pc)
         if len(lanes) == self.T:           # every thread of the batch, in order
-            w = np.arange(self.T // WARP)
-            act = np.ones((len(w), WARP), bool)
+            parts = self._full_parts
+            if parts is None or parts[0] != self.cta_base:
+                parts = self._full_parts = self._full_event_parts()
             a2 = None if addresses is None else np.asarray(addresses, np.uint64).reshape(-1, WARP)
+            ev = InstructionEvent(self.kernel, pc, const[0], const[1], parts[2], parts[3], parts[1], space, kind,
+                                  width, a2, const[2])
+            for l in (self.mem_listeners if kind is not None else self.all_listeners):
+                l(ev)
+            return
         else:
             act = np.zeros(self.T, bool)
             act[lanes] = True
@@ -856,15 +866,32 @@ class Machine:
                 full = np.zeros(self.T, np.uint64)
                 full[lanes] = addresses
                 a2 = full.reshape(-1, WARP)[w]
-        info = self.infos[pc]
-        unit = info.unit.value if info is not None else "other"
-        ev = InstructionEvent(self.kernel, pc, self.instructions[pc].full_opcode, unit,
+        ev = InstructionEvent(self.kernel, pc, const[0], const[1],
                               (self.cta_base + (w * WARP) // self.tpc).astype(np.int64),
                               ((w * WARP) % self.tpc // WARP).astype(np.int64), act, space, kind, width, a2,
-                              self.instructions[pc].span.line)
+                              const[2])
         targets = self.mem_listeners if kind is not None else self.all_listeners
         for l in targets:
             l(ev)
+
+    _full_parts = None
+
+    def _full_event_parts(self) -> tuple:
+        """(batch start, active [W, 32], CTA [W], warp-in-CTA [W]) of an event covering every
+        thread of the batch; read-only, shared by all such events of the batch."""
+        w = np.arange(self.T // WARP)
+        act = np.ones((len(w), WARP), bool)
+        ctas = (self.cta_base + (w * WARP) // self.tpc).astype(np.int64)
+        warps = ((w * WARP) % self.tpc // WARP).astype(np.int64)
+        for a in (act, ctas, warps):
+            a.setflags(write=False)
+        return self.cta_base, act, ctas, warps
+
+    def _event_constants(self, pc: int) -> tuple[str, str, int]:
+        """(full opcode, unit, PTX line) of instruction ``pc`` for its events."""
+        info = self.infos[pc]
+        ins = self.instructions[pc]
+        return ins.full_opcode, info.unit.value if info is not None else "other", ins.span.line
 
     # ------------------------------------------------------------------ running
     def run(self) -> None:
