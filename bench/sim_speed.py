@@ -1,6 +1,6 @@
 """Thread-instructions per second of the PTX simulator (``sim.run_kernel``) on the corpus GEMMs.
 
-    .venv/bin/python bench/sim_speed.py [--target sm_90] [--repeat 5] [--all]
+    .venv/bin/python bench/sim_speed.py [--target sm_90] [--repeat 5] [--all | --only NAME,...] [--no-stats]
 
 Each kernel runs at its manifest ``launch`` size (small: a few CTAs). Parsing is excluded; the run
 with the least CPU time of ``--repeat`` is reported: its CPU seconds (``time.process_time``, what
@@ -29,6 +29,7 @@ def main() -> int:
     ap.add_argument("--target", default="sm_90")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--all", action="store_true", help="every corpus entry, not only GEMMs")
+    ap.add_argument("--only", default="", help="comma-separated entry names (default: every GEMM)")
     ap.add_argument("--no-stats", action="store_true", help="without the default memory-stats listener")
     args = ap.parse_args()
     if not (CORPUS / "manifest.json").exists():
@@ -49,7 +50,10 @@ def main() -> int:
           f" {'M thr-instr/s':>14s} {'run loop M/s':>13s}")
     run_total = 0.0
     for e in manifest["entries"]:
-        if not args.all and "gemm" not in e["themes"]:
+        if args.only:
+            if e["name"] not in args.only.split(","):
+                continue
+        elif not args.all and "gemm" not in e["themes"]:
             continue
         target = args.target if args.target in e["ptx"] else next(iter(e["ptx"]))
         module = isa.load(CORPUS / e["ptx"][target])

@@ -138,12 +138,24 @@ def mma_fragment_map(shape: str, operand: str, etype: str) -> FragmentMap:
     raise SimulationError(f"mma fragment .{shape} operand {operand} of type .{etype} is not supported")
 
 
+_NARROW = {8: np.uint8, 16: np.uint16}
+
+
 def pack(elems: np.ndarray, bits: int) -> np.ndarray:
-    """Elements [..., E] (bit patterns) -> registers [..., E*bits/32] as uint32, low element first."""
-    e = np.asarray(elems).astype(np.uint32)
+    """Elements [..., E] (bit patterns) -> registers [..., E*bits/32] as uint32, low element first.
+
+    8/16-bit elements are narrowed (keeping their low bits) and the row reinterpreted as uint32:
+    on a little-endian host that puts element 0 in the low bits, as the ISA packs them."""
+    e = np.asarray(elems)
     if bits == 32:
-        return e
+        return e.astype(np.uint32)
+    n = np.ascontiguousarray(e.astype(_NARROW[bits]))
+    return n.view(np.uint32) if n.shape[-1] * bits % 32 == 0 else _pack_shift(e, bits)
+
+
+def _pack_shift(e: np.ndarray, bits: int) -> np.ndarray:
     per = 32 // bits
+    e = e.astype(np.uint32)
     e = e.reshape(e.shape[:-1] + (e.shape[-1] // per, per)) & np.uint32((1 << bits) - 1)
     shifts = (np.arange(per, dtype=np.uint32) * bits)
     return np.bitwise_or.reduce(e << shifts, axis=-1).astype(np.uint32)
@@ -151,13 +163,12 @@ def pack(elems: np.ndarray, bits: int) -> np.ndarray:
 
 def unpack(regs: np.ndarray, bits: int) -> np.ndarray:
     """Registers [..., R] (uint32) -> elements [..., R*32/bits] as uint32, low element first."""
-    r = np.asarray(regs).astype(np.uint32)
+    r = np.ascontiguousarray(np.asarray(regs).astype(np.uint32))
     if bits == 32:
         return r
-    per = 32 // bits
-    shifts = (np.arange(per, dtype=np.uint32) * bits)
-    e = (r[..., None] >> shifts) & np.uint32((1 << bits) - 1)
-    return e.reshape(r.shape[:-1] + (r.shape[-1] * per,))
+    if r.ndim == 0:
+        r = r.reshape(1)
+    return r.view(_NARROW[bits]).astype(np.uint32)
 
 
 def fragment_to_matrix(regs: np.ndarray, fmap: FragmentMap) -> np.ndarray:
