@@ -225,6 +225,38 @@ def _wmma_mem(M, pc, ins, canon, ms, mods):
         raise M.error(exc.message, ins) from None
     bits = element_type(etype).bits
     kind = "load" if load else "store"
+    per_lane_bytes = sum(b for _, b in accesses)
+    offsets: dict = {}
+
+    def element_offsets(st, nw):
+        """Byte offsets of every fragment element from the base, [W, 32, E], and their min and
+        max per warp; the same strides recur on every k-step."""
+        key = (st.tobytes() if isinstance(st, np.ndarray) else st, nw)
+        hit = offsets.get(key)
+        if hit is None:
+            el = wmma_addresses(operand, layout, etype, np.zeros(nw, np.int64), st, shape)   # [W, 32, E]
+            if len(offsets) >= 64:
+                offsets.clear()
+            hit = offsets[key] = (el, el.min(axis=(1, 2)), el.max(axis=(1, 2)))
+        return hit
+
+    def in_bounds(first, addr, lo, hi):
+        """Flat byte index base per warp when every warp's whole tile [addr+lo, addr+hi+esize) lies
+        in one buffer (global) or in the CTA's shared memory and the base is aligned; else None
+        (the element-wise check then reports what is wrong)."""
+        a = addr.astype(np.int64)
+        if (a % esize).any():
+            return None
+        lo, hi = a + lo, a + hi + esize
+        if space == "shared":
+            if (lo < 0).any() or (hi > M.shared.size).any():
+                return None
+            return M.cta_local[first] * M.shared.stride
+        g = M.gmem
+        k = np.searchsorted(g.bases, lo.astype(U64), side="right").astype(np.int64) - 1
+        if (k < 0).any() or (hi.astype(U64) > g.ends[np.maximum(k, 0)]).any():
+            return None
+        return np.full(len(first), -GLOBAL_BASE, np.int64)
 
     def f(m):
         w = _warps(M, m)
@@ -233,16 +265,22 @@ def _wmma_mem(M, pc, ins, canon, ms, mods):
         first = w * WARP
         addr = afn(first)
         st = lead if stride is None else np.broadcast_to(np.asarray(stride()).astype(np.int64), (M.T,))[first]
-        el = wmma_addresses(operand, layout, etype, np.zeros(len(w), np.int64), st, shape)   # [W, 32, E]
+        el, lo, hi = element_offsets(st, len(w))
         full = addr[:, None, None].astype(np.int64) + el
-        lanes = np.repeat(_lanes(w), el.shape[2])
-        groups = M.resolve(pc, space, lanes, full.reshape(-1).astype(U64), esize, "load" if load else "store")
-        if groups[0][3] is not None:
-            return
-        # resolve checked bounds and alignment and gave the flat byte index of every element
-        # (what wmma_load / wmma_store compute from base and stride): one element gather/scatter
-        view = groups[0][1].view(UINT[esize])
-        idx = groups[0][4] // esize
+        base = in_bounds(first, addr, lo, hi)
+        if base is not None:
+            data = M.shared.data if space == "shared" else M.gmem.data
+            idx = (full + base[:, None, None]).reshape(-1) // esize
+        else:
+            lanes = np.repeat(_lanes(w), el.shape[2])
+            groups = M.resolve(pc, space, lanes, full.reshape(-1).astype(U64), esize, kind)
+            if groups[0][3] is not None:
+                return
+            # resolve checked bounds and alignment and gave the flat byte index of every element
+            data = groups[0][1]
+            idx = groups[0][4] // esize
+        # one element gather/scatter (what wmma_load / wmma_store do from base and stride)
+        view = data.view(UINT[esize])
         if load:
             frag.write(w, pack(view[idx].reshape(el.shape), bits))
         else:
@@ -251,9 +289,9 @@ def _wmma_mem(M, pc, ins, canon, ms, mods):
                 raise M.error(f"wmma.store of .{etype} takes {el.shape[2] * bits // 32} registers", ins)
             view[idx] = unpack(regs, bits).reshape(-1)
         d = M.bytes_load if load else M.bytes_store
-        wl = _lanes(w)
-        d[space] = d.get(space, 0) + len(wl) * sum(b for _, b in accesses)
+        d[space] = d.get(space, 0) + len(w) * WARP * per_lane_bytes
         if M.mem_listeners:
+            wl = _lanes(w)
             for e, nb in accesses:
                 M.emit(pc, wl, space=space, kind=kind, width=nb, addresses=full[:, :, e].reshape(-1).astype(U64))
     return f

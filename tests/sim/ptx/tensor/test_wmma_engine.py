@@ -73,3 +73,24 @@ def test_engine_wmma_matches_tensor_functions(space, la, lb):
     cmat = np.zeros((16, 16))
     cmat[8:, 8:] = 1.0               # register 3 of an f16 C fragment: rows 8-15 of columns 8-15
     np.testing.assert_allclose(d, a @ b + cmat, rtol=1e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("space,base,kind", [
+    ("global", "[%rd2+1600]", "out_of_bounds"),     # the 512-byte tile runs 64 bytes past the 2048-byte input
+    ("global", "[%rd2+2]", "misaligned"),           # wmma.load.a .f16 at a 2-byte offset is aligned
+    ("global", "[%rd2+1]", "misaligned"),
+    ("shared", "[%r10+512]", "out_of_bounds"),      # smem is 1024 bytes; a 16 x 48 tile ends at 2048
+])
+def test_engine_wmma_bad_tiles_are_reported(space, base, kind):
+    stride = 16 if space == "global" else 48
+    body = ("mov.u32 %r10, smem; " if space == "shared" else "") + \
+        f"wmma.load.a.sync.aligned.row.m16n16k16.{space}.f16 {R(20, 8)}, {base}, {stride};"
+    out = np.zeros(32, np.uint32)
+    res = sim.run_kernel(isa.loads(ptx(body)), "k", (1, 1, 1), (32, 1, 1),
+                         [out, np.zeros(512, np.uint32), np.int32(0)], check_uninitialized=False)
+    kinds = {p.kind for p in res.problems}
+    if base == "[%rd2+2]":
+        assert not res.problems          # 2-byte elements at an even address: fine
+    else:
+        assert kinds == {kind}, res.problems
+        assert all("wmma.load" in p.instruction for p in res.problems)
