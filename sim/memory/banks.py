@@ -12,12 +12,15 @@ quarter reads 32 distinct 32-bit words, one per bank.  The model (``../shared/fa
 * lanes are grouped by access width: the whole warp (<= 32 bit), half-warps (64 bit),
   quarter-warps (128 bit);
 * ``wavefronts = sum over groups of max over banks of |distinct words of the group in the bank|``;
-* loads only, width >= 64 bit: when every active lane ``n`` reads the address of lane ``n^1``,
-  or every active lane the address of lane ``n^2``, the total is halved.
+* loads only, width >= 64 bit (the pair rule): when every active lane ``n`` reads the address of
+  lane ``n^1``, or every active lane the address of lane ``n^2``, groups are served two at a time
+  (half-warps for 128 bit, the whole warp for 64 bit); on a full warp that halves the total.
 
-Unmeasured corners, decided here: inactive (predicated-off) lanes take no part; a pair whose
-partner lane is inactive does not break the pair rule; an odd total under the pair rule rounds
-up (every measured total is even), so a warp with an active lane never costs 0 wavefronts.
+Predicated-off lanes take no part, and a lane whose partner is inactive does not break the pair
+rule: measured on an H200 with one LDS per warp under 16 lane masks (``bench/device/bank_probe.cu``,
+``tests/sim/data/bank_probe_h200.json``). Lanes 0, 8, 16, 24 reading ``16*l`` cost 4 wavefronts,
+not 2: the merged half-warps (lanes 0 and 8 in one) conflict in banks 0-3, which is why the rule
+merges groups rather than halving the count.
 
 Everything is vectorised: pass ``addresses`` of shape ``(32,)`` for one warp or ``(W, 32)`` for
 W warps at once (the result is then an array of W counts).
@@ -76,23 +79,23 @@ def _check_width(width_bytes: int) -> int:
     return w
 
 
-def _lane_layout(width: int):
+def _lane_layout(width: int, glanes: int):
     """(group index per element, lane per element, word offset per element) for one warp."""
     n_words = max(1, width // BANK_BYTES)
     lane = np.repeat(np.arange(WARP, dtype=np.int64), n_words)
     offs = np.tile(np.arange(n_words, dtype=np.int64), WARP)
-    return (lane // GROUP_LANES[width]) * BANKS, lane, offs
+    return (lane // glanes) * BANKS, lane, offs
 
 
-_LAYOUT = {w: _lane_layout(w) for w in GROUP_LANES}
+#: (width, lanes per group) -> layout; groups of twice the lanes serve pair-rule loads
+_LAYOUT = {(w, g): _lane_layout(w, g) for w, lanes in GROUP_LANES.items() for g in {lanes, min(WARP, 2 * lanes)}}
 
 
-def _group_wavefronts(a: np.ndarray, m: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+def _group_wavefronts(a: np.ndarray, m: np.ndarray, width: int, glanes: int) -> tuple[np.ndarray, np.ndarray]:
     """Per warp: (sum over lane groups of the worst bank's distinct words, non-empty groups)."""
     n_warps = a.shape[0]
-    glanes = GROUP_LANES[width]
     n_groups = WARP // glanes
-    gbase, lane, offs = _LAYOUT[width]
+    gbase, lane, offs = _LAYOUT[width, glanes]
     words = a >> 2
     if offs.size != WARP:
         words = words[:, lane] + offs
@@ -126,9 +129,12 @@ def shared_costs(addresses, width_bytes: int, is_load: bool, active=None):
     """(wavefronts, ideal, pair_rule) arrays, one entry per warp of ``addresses`` (W, 32)."""
     width = _check_width(width_bytes)
     a, m, _ = _prepare(addresses, active)
-    wf, groups = _group_wavefronts(a, m, width)
+    glanes = GROUP_LANES[width]
+    wf, groups = _group_wavefronts(a, m, width, glanes)
     pair = _pair_rule(a, m) if (is_load and width >= 8) else np.zeros(a.shape[0], dtype=bool)
-    return np.where(pair, -(-wf // 2), wf), np.where(pair, -(-groups // 2), groups), pair
+    if pair.any():  # pair-rule loads: groups served two at a time
+        wf[pair], groups[pair] = _group_wavefronts(a[pair], m[pair], width, 2 * glanes)
+    return wf, groups, pair
 
 
 def shared_access(addresses, width_bytes: int, is_load: bool, active=None):
@@ -155,9 +161,9 @@ def shared_wavefronts(addresses, width_bytes: int, is_load: bool, active=None):
 
 
 def bank_conflicts(addresses, width_bytes: int, is_load: bool, active=None):
-    """Nsight Compute's bank-conflict count: wavefronts minus the ideal for the width
-    (1 group for <= 32 bit, 2 for 64 bit, 4 for 128 bit; halved under the pair rule; only groups
-    with an active lane count toward the ideal)."""
+    """Nsight Compute's bank-conflict count: wavefronts minus the ideal, the number of lane groups
+    with an active lane (1 for <= 32 bit, up to 2 for 64 bit and 4 for 128 bit; groups merged
+    pairwise under the pair rule)."""
     res = shared_access(addresses, width_bytes, is_load, active)
     if isinstance(res, SharedAccess):
         return res.conflicts
