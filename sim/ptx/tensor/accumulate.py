@@ -82,13 +82,18 @@ def float_accumulate(a: np.ndarray, b: np.ndarray, c: np.ndarray, a_type: str = 
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     c = np.asarray(c, dtype=np.float64)
-    if not (np.isfinite(a).all() and np.isfinite(b).all() and np.isfinite(c).all()):
+    # a NaN or Inf anywhere makes the sum non-finite (finite values here cannot overflow it)
+    if not np.isfinite(a.sum() + b.sum() + c.sum()):
         return float_accumulate_f64(a, b, c, a_type, b_type, c_type, p)
-    ea = _exponent16(a, MIN_EXP[a_type])                                 # [W, M, K]
-    eb = _exponent16(b, MIN_EXP[b_type])                                 # [W, K, N]
-    ec = _exponent16(c, MIN_EXP.get(c_type, -126))                       # [W, M, N]
     W, M, K = a.shape
     N = b.shape[2]
+    if MIN_EXP[a_type] == MIN_EXP[b_type]:                               # one pass over both
+        eab = _exponent16(np.concatenate([a.reshape(-1), b.reshape(-1)]), MIN_EXP[a_type])
+        ea, eb = eab[:a.size].reshape(a.shape), eab[a.size:].reshape(b.shape)
+    else:
+        ea = _exponent16(a, MIN_EXP[a_type])                             # [W, M, K]
+        eb = _exponent16(b, MIN_EXP[b_type])                             # [W, K, N]
+    ec = _exponent16(c, MIN_EXP.get(c_type, -126))                       # [W, M, N]
     e4 = np.add(ea[:, :, :, None], eb[:, None, :, :], out=_scratch("e", (W, M, K, N), np.int16))
     emax = np.maximum(_reduce_k(e4, np.maximum), ec)                    # [W, M, N]
     zero = emax < _ZERO16 // 2                                           # no nonzero term at all
@@ -96,8 +101,8 @@ def float_accumulate(a: np.ndarray, b: np.ndarray, c: np.ndarray, a_type: str = 
     units = _fast_terms(a, b, ea, eb, shift, a_type, b_type, p)
     if units is None:
         return float_accumulate_f64(a, b, c, a_type, b_type, c_type, p)
-    scale = np.ldexp(1.0, shift)
-    total = units.astype(np.float64) * scale + _truncate(c, shift)
+    # both sums are integers below 2**53 (exact in float64); scaling by 2**shift is exact
+    total = (units + np.trunc(c * np.ldexp(1.0, -shift))) * np.ldexp(1.0, shift)
     return _round_toward_zero_f32(total)
 
 
@@ -106,6 +111,10 @@ _ZERO16 = -16000
 
 #: significand bits (with the implicit one) of the formats whose products may be formed in float32
 _SIG_BITS: dict[str, int] = {"f16": 11, "bf16": 8, "tf32": 11, "e4m3": 4, "e5m2": 3}
+
+
+#: formats whose products always lie in float32's normal range (|e| <= 15 and 22 bits at most)
+_SAFE_PRODUCTS = frozenset({"f16", "e4m3", "e5m2"})
 
 
 def _exponent16(x: np.ndarray, emin: int) -> np.ndarray:
@@ -129,7 +138,7 @@ def _fast_terms(a, b, ea, eb, shift, a_type, b_type, p):
         return None
     if shift.size and (int(shift.min()) < -126 or int(shift.max()) > 126):
         return None
-    if ea.size and eb.size:
+    if ea.size and eb.size and not (a_type in _SAFE_PRODUCTS and b_type in _SAFE_PRODUCTS):
         hi = int(ea.max()) + int(eb.max())
         if hi > 126:                                       # a product could reach 2**128
             return None
@@ -143,10 +152,12 @@ def _fast_terms(a, b, ea, eb, shift, a_type, b_type, p):
     a32 = a.astype(np.float32, order="C")
     b32 = b.astype(np.float32, order="C")
     prod = np.multiply(a32[:, :, :, None], b32[:, None, :, :], out=_scratch("p", (W, M, K, N), np.float32))
-    prod *= np.ldexp(np.float32(1), -shift)[:, :, None, :]               # exact (see above)
-    wide = K << (p + 1) > 1 << 31                                        # K terms below 2**(P+1) each
-    terms = _scratch("t", (W, M, K, N), np.int64 if wide else np.int32)
-    np.copyto(terms, prod, casting="unsafe")                             # the cast truncates
+    # the scaling is exact (see above) and done in float32; storing into integers truncates
+    # (in place: the int32 terms reuse the products' memory, which keeps the work in cache)
+    terms = prod.view(np.int32)
+    np.multiply(prod, np.ldexp(np.float32(1), -shift)[:, :, None, :], out=terms, casting="unsafe")
+    if K << (p + 1) > 1 << 31:                                           # K terms below 2**(P+1) each
+        terms = terms.astype(np.int64)
     return _reduce_k(terms, np.add).astype(np.int64)
 
 
