@@ -887,6 +887,15 @@ class Machine:
             a.setflags(write=False)
         return self.cta_base, act, ctas, warps
 
+    _opcode_lines = None
+
+    def opcode_lines(self) -> tuple[list[str], list[int]]:
+        """(full opcode, PTX line) of every instruction of the linked program, built once."""
+        if self._opcode_lines is None:
+            self._opcode_lines = ([ins.full_opcode for ins in self.instructions],
+                                  [ins.span.line for ins in self.instructions])
+        return self._opcode_lines
+
     def _event_constants(self, pc: int) -> tuple[str, str, int]:
         """(full opcode, unit, PTX line) of instruction ``pc`` for its events."""
         info = self.infos[pc]

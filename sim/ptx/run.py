@@ -217,14 +217,16 @@ def _stats(M: Machine, mstats) -> dict:
     opcodes: dict[str, int] = {}
     threads_by_op: dict[str, int] = {}
     lines: dict[int, int] = {}
-    for pc, ins in enumerate(M.instructions):
-        w = M.pc_warps[pc]
+    names, at = M.opcode_lines()
+    pct = M.pc_threads
+    for pc, w in enumerate(M.pc_warps):
         if not w:
             continue
-        k = ins.full_opcode
+        k = names[pc]
         opcodes[k] = opcodes.get(k, 0) + w
-        threads_by_op[k] = threads_by_op.get(k, 0) + M.pc_threads[pc]
-        lines[ins.span.line] = lines.get(ins.span.line, 0) + w
+        threads_by_op[k] = threads_by_op.get(k, 0) + pct[pc]
+        line = at[pc]
+        lines[line] = lines.get(line, 0) + w
     spaces = sorted(set(M.bytes_load) | set(M.bytes_store))
     out = {
         "warp_instructions": int(sum(M.pc_warps)),
