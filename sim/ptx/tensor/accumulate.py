@@ -94,7 +94,7 @@ def float_accumulate(a: np.ndarray, b: np.ndarray, c: np.ndarray, a_type: str = 
         ea = _exponent16(a, MIN_EXP[a_type])                             # [W, M, K]
         eb = _exponent16(b, MIN_EXP[b_type])                             # [W, K, N]
     ec = _exponent16(c, MIN_EXP.get(c_type, -126))                       # [W, M, N]
-    e4 = np.add(ea[:, :, :, None], eb[:, None, :, :], out=_scratch("e", (W, M, K, N), np.int16))
+    e4 = _outer(np.add, ea, eb, _scratch("e", (W, M, K, N), np.int16))
     emax = np.maximum(_reduce_k(e4, np.maximum), ec)                    # [W, M, N]
     zero = emax < _ZERO16 // 2                                           # no nonzero term at all
     shift = np.where(zero, np.int32(0), emax.astype(np.int32) - np.int32(p - 1))
@@ -151,14 +151,34 @@ def _fast_terms(a, b, ea, eb, shift, a_type, b_type, p):
     N = b.shape[2]
     a32 = a.astype(np.float32, order="C")
     b32 = b.astype(np.float32, order="C")
-    prod = np.multiply(a32[:, :, :, None], b32[:, None, :, :], out=_scratch("p", (W, M, K, N), np.float32))
+    prod = _outer(np.multiply, a32, b32, _scratch("p", (W, M, K, N), np.float32))   # [W, M, K, N], exact
     # the scaling is exact (see above) and done in float32; storing into integers truncates
     # (in place: the int32 terms reuse the products' memory, which keeps the work in cache)
     terms = prod.view(np.int32)
-    np.multiply(prod, np.ldexp(np.float32(1), -shift)[:, :, None, :], out=terms, casting="unsafe")
+    scale = np.ldexp(np.float32(1), -shift)[:, :, None, :]
+    if prod.size <= _REPEAT_MAX:
+        scale = np.repeat(scale, K, axis=2)
+    np.multiply(prod, scale, out=terms, casting="unsafe")
     if K << (p + 1) > 1 << 31:                                           # K terms below 2**(P+1) each
         terms = terms.astype(np.int64)
     return _reduce_k(terms, np.add).astype(np.int64)
+
+
+#: up to this many products, broadcast operands are materialised (np.repeat) so that numpy runs
+#: over whole K*N rows: broadcasting gives inner loops of only N elements, slow for the 8-wide
+#: mma tiles; above it, the fresh megabyte-sized copies cost more (page faults) than they save
+_REPEAT_MAX = 1 << 15
+
+
+def _outer(op, x: np.ndarray, y: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``out[w, m, k, n] = op(x[w, m, k], y[w, k, n])``."""
+    W, M, K = x.shape
+    N = y.shape[2]
+    if out.size <= _REPEAT_MAX:
+        op(np.repeat(x, N, axis=2), y.reshape(W, 1, K * N), out=out.reshape(W, M, K * N))
+    else:
+        op(x[:, :, :, None], y[:, None, :, :], out=out)
+    return out
 
 
 def _reduce_k(x: np.ndarray, op) -> np.ndarray:
