@@ -84,7 +84,8 @@ def main() -> int:
         grid = "x".join(str(g) for g in launch["grid"])
         print(f"{e['name']:34s} {target:6s} {grid:>9s} {ti:13d} {dt:8.3f} {wall:8.3f} {ti / dt / 1e6:14.1f}"
               f" {ti / rs / 1e6:13.1f}")
-    print(f"{'total':34s} {'':6s} {'':>9s} {total_ti:13d} {total_s:8.3f} {total_wall:8.3f} {total_ti / total_s / 1e6:14.1f}"
+    print(f"{'total':34s} {'':6s} {'':>9s} {total_ti:13d} {total_s:8.3f} {total_wall:8.3f}"
+          f" {total_ti / total_s / 1e6:14.1f}"
           f" {total_ti / run_total / 1e6:13.1f}")
     return 0
 

@@ -38,8 +38,13 @@ def _body(space: str, la: str, lb: str, stride: int) -> str:
     bar.sync 0;
     wmma.store.d.sync.aligned.row.m16n16k16.{space}.f16 {base_d}, {R(40, 4)}, {stride};
     bar.sync 0;
-""" + ("".join(f"ld.shared.u32 %r12, [%r11+{128 * j}]; st.global.u32 [%rd10+{128 * j}], %r12;\n"
-               for j in range(1, 8)) + "ld.shared.u32 %r2, [%r11];" if space == "shared" else "ld.global.u32 %r2, [%rd10];")
+""" + (copy_out(8) if space == "shared" else "ld.global.u32 %r2, [%rd10];")
+
+
+def copy_out(words: int) -> str:
+    """Words 1.. of each thread's shared row go to out directly, word 0 through %r2 (the epilogue)."""
+    return "".join(f"ld.shared.u32 %r12, [%r11+{128 * j}]; st.global.u32 [%rd10+{128 * j}], %r12;\n"
+                   for j in range(1, words)) + "ld.shared.u32 %r2, [%r11];"
 
 
 @pytest.mark.parametrize("space", ["shared", "global"])
