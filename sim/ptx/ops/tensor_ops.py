@@ -56,14 +56,14 @@ class Fragment:
     def read(self, w) -> np.ndarray:
         n = len(w) * WARP
         lanes = None if n == self.M.T else _lanes(w)          # every warp of the batch: no gather
-        out = np.empty((n, len(self.srcs)), np.uint32)
+        out = np.empty((len(self.srcs), n), np.uint32)          # register rows: contiguous copies
         for k, s in enumerate(self.srcs):
             v = np.asarray(s())
             if not v.ndim:
-                out[:, k] = v.astype(np.uint32)
+                out[k] = v.astype(np.uint32)
             else:
-                out[:, k] = v.view(np.uint32) if lanes is None else v.view(np.uint32)[lanes]
-        return out.reshape(len(w), WARP, len(self.srcs))
+                out[k] = v.view(np.uint32) if lanes is None else v.view(np.uint32)[lanes]
+        return out.T.reshape(len(w), WARP, len(self.srcs))
 
     def write(self, w, regs) -> None:
         n = len(w) * WARP
