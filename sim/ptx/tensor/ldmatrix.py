@@ -66,15 +66,30 @@ def _matrices(regs: np.ndarray, trans: bool) -> np.ndarray:
 
 
 def ldmatrix(num: int, trans: bool, smem: np.ndarray, addresses: np.ndarray) -> np.ndarray:
-    """Load ``num`` 8x8 b16 matrices; returns registers [W, 32, num] (uint32)."""
+    """Load ``num`` 8x8 b16 matrices; returns registers [W, 32, num] (uint32).
+
+    Register ``j`` of lane ``t`` is the 32-bit word ``t % 4`` of row ``t // 4`` of matrix ``j``
+    (of its transpose with ``.trans``): elements ``2*(t%4)`` and ``2*(t%4)+1``, low one first, are
+    one little-endian word, so the registers are the matrices' words in order."""
     addr = _check(num, addresses)
-    rows = gather_bytes(smem, addr[:, : 8 * num], ROW_BYTES, "ldmatrix")     # [W, 8num, 16]
-    m = as_u16(rows).reshape(addr.shape[0], num, 8, 8)                        # [W, j, r, c]
+    W = addr.shape[0]
+    m = _rows_u16(smem, addr[:, : 8 * num]).reshape(W, num, 8, 8)            # [W, j, r, c]
     if trans:
         m = m.transpose(0, 1, 3, 2)
-    lo = m[:, :, _ROW, _COL].astype(np.uint32)                                # [W, num, 32]
-    hi = m[:, :, _ROW, _COL + 1].astype(np.uint32)
-    return (lo | (hi << 16)).transpose(0, 2, 1).copy()
+    words = np.ascontiguousarray(m).view(np.uint32).reshape(W, num, 32)      # [W, j, t]
+    return words.transpose(0, 2, 1).copy()
+
+
+def _rows_u16(smem: np.ndarray, addr: np.ndarray) -> np.ndarray:
+    """The 16-byte rows at ``addr`` [W, R] as uint16 [W, R, 8]: two 8-byte loads per row when
+    every address is 8-byte aligned and inside a flat ``smem``, else a byte gather (which also
+    reports addresses outside the window)."""
+    size = smem.shape[-1]
+    if smem.ndim == 1 and addr.size and not (addr & 7).any() and addr.min() >= 0 \
+            and addr.max() + ROW_BYTES <= size:
+        q = smem[: size - size % 8].view(np.uint64)[(addr >> 3)[..., None] + np.arange(2)]   # [W, R, 2]
+        return q.view(np.uint16)
+    return as_u16(gather_bytes(smem, addr, ROW_BYTES, "ldmatrix"))
 
 
 def stmatrix(num: int, trans: bool, smem: np.ndarray, addresses: np.ndarray, regs: np.ndarray) -> None:

@@ -93,3 +93,26 @@ def test_per_cta_shared_memory_and_bounds():
         ldmatrix(4, False, s0, addr[:1] + 16)
     with pytest.raises(SimulationError, match="1, 2 or 4"):
         ldmatrix(3, False, s0, addr[:1])
+
+
+@pytest.mark.parametrize("trans", [False, True])
+@pytest.mark.parametrize("align", [16, 8, 2])
+def test_ldmatrix_word_gather_matches_formula_at_any_alignment(trans, align):
+    """8-byte-aligned rows take the two-word gather, others the byte gather; per-CTA [W, S]
+    shared memory always the byte gather: all give the facts formula."""
+    vals, smem = _smem_u16(2048)
+    addr = RNG.integers(0, (4096 - 16) // align, size=(3, 32)) * align
+    want = np.zeros((3, 32, 4), np.uint64)
+    for w in range(3):
+        for t in range(32):
+            for j in range(4):
+                base = addr[w, 8 * j:8 * j + 8] // 2          # rows of matrix j, in elements
+                r, c = (2 * (t % 4), t // 4) if trans else (t // 4, 2 * (t % 4))
+                if trans:
+                    lo, hi = vals[base[r] + c], vals[base[r + 1] + c]
+                else:
+                    lo, hi = vals[base[r] + c], vals[base[r] + c + 1]
+                want[w, t, j] = int(lo) | int(hi) << 16
+    assert np.array_equal(ldmatrix(4, trans, smem, addr), want.astype(np.uint32))
+    per_cta = np.broadcast_to(smem, (3, smem.size)).copy()
+    assert np.array_equal(ldmatrix(4, trans, per_cta, addr), want.astype(np.uint32))
