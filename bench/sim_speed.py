@@ -2,9 +2,10 @@
 
     .venv/bin/python bench/sim_speed.py [--target sm_90] [--repeat 5] [--all | --only NAME,...] [--no-stats]
 
-Each kernel runs at its manifest ``launch`` size (small: a few CTAs). Parsing is excluded; the run
-with the least CPU time of ``--repeat`` is reported: its CPU seconds (``time.process_time``, what
-one core spent; the machine may be shared), the wall seconds next to it, the rate over the whole
+Each kernel runs at its manifest ``launch`` size (small: a few CTAs), ``--repeat`` times, the
+kernels taken in turn. Parsing is excluded; the run with the least CPU time is reported: its CPU
+seconds (``time.process_time``, what one core spent; the machine may be shared), the wall
+seconds next to it, the rate over the whole
 ``run_kernel`` call in CPU time, and over the run loop alone (without decoding the program, which
 is a fixed cost of ~10-30 ms per launch, paid once per module and launch key).
 GPGPU-Sim's PTX mode runs 0.2-0.45 M thread-instructions/s.
@@ -49,6 +50,7 @@ def main() -> int:
     print(f"{'kernel':34s} {'target':6s} {'grid':>9s} {'thread-instr':>13s} {'cpu s':>8s} {'wall s':>8s}"
           f" {'M thr-instr/s':>14s} {'run loop M/s':>13s}")
     run_total = 0.0
+    jobs = []
     for e in manifest["entries"]:
         if args.only:
             if e["name"] not in args.only.split(","):
@@ -61,8 +63,12 @@ def main() -> int:
         inputs = R.build_inputs(launch, R.entry_seed(e["name"]))
         dyn = launch["dynamic_shared_bytes"]
         dyn = dyn.get(target, 0) if isinstance(dyn, dict) else dyn
-        best = None
-        for _ in range(args.repeat):
+        jobs.append((e, target, module, launch, inputs, dyn))
+    best: dict[str, tuple] = {}
+    # round robin over the kernels, so that a burst of load from other processes on a shared
+    # machine spoils one repeat of several kernels rather than every repeat of one
+    for _ in range(args.repeat):
+        for e, target, module, launch, inputs, dyn in jobs:
             argv = []
             for a in launch["args"]:
                 if "buffer" in a:
@@ -73,10 +79,11 @@ def main() -> int:
             res = sim.run_kernel(module, e["entry"], launch["grid"], launch["block"], argv, dyn,
                                  memory_stats=not args.no_stats)
             dt, wall = time.process_time() - c0, time.perf_counter() - w0
-            if best is None or dt < best[0]:
+            if e["name"] not in best or dt < best[e["name"]][0]:
                 # run_seconds is wall time of the run loop; scaled to CPU by this run's CPU/wall
-                best = (dt, res.stats["thread_instructions"], res.stats["run_seconds"] * dt / wall, wall)
-        dt, ti, rs, wall = best
+                best[e["name"]] = (dt, res.stats["thread_instructions"], res.stats["run_seconds"] * dt / wall, wall)
+    for e, target, module, launch, inputs, dyn in jobs:
+        dt, ti, rs, wall = best[e["name"]]
         total_ti += ti
         total_s += dt
         total_wall += wall
