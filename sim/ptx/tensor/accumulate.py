@@ -167,7 +167,7 @@ def _fast_terms(a, b, ea, eb, shift, a_type, b_type, p):
 #: up to this many products, broadcast operands are materialised (np.repeat) so that numpy runs
 #: over whole K*N rows: broadcasting gives inner loops of only N elements, slow for the 8-wide
 #: mma tiles; above it, the fresh megabyte-sized copies cost more (page faults) than they save
-_REPEAT_MAX = 1 << 15
+_REPEAT_MAX = 1 << 16
 
 
 def _outer(op, x: np.ndarray, y: np.ndarray, out: np.ndarray) -> np.ndarray:

@@ -27,7 +27,7 @@ def _values(rng, shape, t, spread):
 @pytest.mark.parametrize("spread", [0, 12, 40, 140])
 def test_fast_path_matches_float64_path(t, spread):
     rng = np.random.default_rng(spread * 7 + len(t))
-    # below and above _REPEAT_MAX (2**15 products): both ways of forming the products
+    # below and above _REPEAT_MAX (2**16 products): both ways of forming the products
     shapes = [(3, 16, 8, 16), (2, 16, 64, 16), (5, 16, 64, 16), (2, 16, 8, 32), (1, 16, 8, 8), (2, 16, 16, 4)]
     for (W, M, N, K) in shapes:
         a, b = _values(rng, (W, M, K), t, spread), _values(rng, (W, K, N), t, spread)
