@@ -131,7 +131,8 @@ def _fast_terms(a, b, ea, eb, shift, a_type, b_type, p):
     Exact when every product is a float32 (significands of <= 24 bits together, exponent range
     checked from ``ea``/``eb``), ``2**-shift`` is a normal float32 (the scaling is then exact, or
     the scaled value is below 1 and truncates to 0 either way), and each scaled term (below
-    ``2**(P+1)``) and the sum of K of them fit in int32 (the sum is taken in int64).
+    ``2**(P+1)``) fits in int32; the K terms are summed in int32, or in int64 when
+    ``K * 2**(P+1)`` could pass 2**31 (mma.sync fp8 k32 with P = 26).
     """
     pa, pb = _SIG_BITS.get(a_type), _SIG_BITS.get(b_type)
     if pa is None or pb is None or pa + pb > 24:
@@ -151,7 +152,7 @@ def _fast_terms(a, b, ea, eb, shift, a_type, b_type, p):
     N = b.shape[2]
     a32 = a.astype(np.float32, order="C")
     b32 = b.astype(np.float32, order="C")
-    prod = _outer(np.multiply, a32, b32, _scratch("p", (W, M, K, N), np.float32))   # [W, M, K, N], exact
+    prod = _outer(np.multiply, a32, b32, _scratch("p", (W, M, K, N), np.float32))   # exact
     # the scaling is exact (see above) and done in float32; storing into integers truncates
     # (in place: the int32 terms reuse the products' memory, which keeps the work in cache)
     terms = prod.view(np.int32)
