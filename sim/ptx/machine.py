@@ -279,6 +279,7 @@ class Machine:
         self.pc_warps = [0] * n
         self.pc_threads = [0] * n
         self._event_const: list = [None] * n
+        self._warp_parts: dict = {}
 
     def relaunch(self, gmem: GlobalMemory, listeners=()) -> None:
         """Make a decoded machine ready for another launch with the same program, geometry and
@@ -872,6 +873,33 @@ class Machine:
                               const[2])
         targets = self.mem_listeners if kind is not None else self.all_listeners
         for l in targets:
+            l(ev)
+
+    def emit_warps(self, pc: int, w: np.ndarray, *, space, kind, width, addresses) -> None:
+        """:meth:`emit` for every lane of the batch warps ``w`` (ascending), ``addresses``
+        ``[len(w), 32]``: the warp-wide tensor instructions, without lane-mask bookkeeping."""
+        from sim.events import InstructionEvent
+
+        if len(w) * WARP == self.T:
+            self.emit(pc, self.all_lanes, space=space, kind=kind, width=width, addresses=addresses)
+            return
+        const = self._event_const[pc]
+        if const is None:
+            const = self._event_const[pc] = self._event_constants(pc)
+        key = (self.cta_base, w.tobytes())
+        parts = self._warp_parts.get(key)
+        if parts is None:
+            if len(self._warp_parts) >= 64:
+                self._warp_parts.clear()
+            act = np.ones((len(w), WARP), bool)
+            ctas = (self.cta_base + (w * WARP) // self.tpc).astype(np.int64)
+            warps = ((w * WARP) % self.tpc // WARP).astype(np.int64)
+            for a in (act, ctas, warps):
+                a.setflags(write=False)
+            parts = self._warp_parts[key] = (act, ctas, warps)
+        ev = InstructionEvent(self.kernel, pc, const[0], const[1], parts[1], parts[2], parts[0], space, kind, width,
+                              np.asarray(addresses, np.uint64).reshape(len(w), WARP), const[2])
+        for l in (self.mem_listeners if kind is not None else self.all_listeners):
             l(ev)
 
     _full_parts = None

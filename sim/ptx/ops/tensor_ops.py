@@ -134,7 +134,10 @@ def _ldmatrix(M, pc, ins, canon, ms, mods):
         d = M.bytes_load if load else M.bytes_store
         d["shared"] = d.get("shared", 0) + len(ul) * 16
         if M.mem_listeners:
-            M.emit(pc, ul, space="shared", kind=kind, width=16, addresses=a)
+            if num == 4:                                  # every lane gives a row address
+                M.emit_warps(pc, w, space="shared", kind=kind, width=16, addresses=a.reshape(len(w), WARP))
+            else:
+                M.emit(pc, ul, space="shared", kind=kind, width=16, addresses=a)
     return f
 
 
@@ -291,9 +294,8 @@ def _wmma_mem(M, pc, ins, canon, ms, mods):
         d = M.bytes_load if load else M.bytes_store
         d[space] = d.get(space, 0) + len(w) * WARP * per_lane_bytes
         if M.mem_listeners:
-            wl = _lanes(w)
             for e, nb in accesses:
-                M.emit(pc, wl, space=space, kind=kind, width=nb, addresses=full[:, :, e].reshape(-1).astype(U64))
+                M.emit_warps(pc, w, space=space, kind=kind, width=nb, addresses=full[:, :, e].astype(U64))
     return f
 
 

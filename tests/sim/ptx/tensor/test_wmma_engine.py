@@ -99,3 +99,30 @@ def test_engine_wmma_bad_tiles_are_reported(space, base, kind):
     else:
         assert kinds == {kind}, res.problems
         assert all("wmma.load" in p.instruction for p in res.problems)
+
+
+def test_emit_warps_equals_emit_of_their_lanes():
+    """The warp-wide event builder (wmma accesses) gives the event emit() builds from lanes."""
+    from sim.ptx import run as runmod
+
+    module = isa.loads(ptx("mov.u32 %r2, %r1;"))
+    sim.run_kernel(module, "k", (3, 1, 1), (64, 1, 1), [np.zeros(192, np.uint32), np.zeros(192, np.uint32),
+                                                        np.int32(0)])
+    M = next(iter(runmod._DECODED[id(module)][1].values()))
+    got, want = [], []
+    M.mem_listeners = [got.append]
+    M.cta_base = 0
+    rng = np.random.default_rng(1)
+    for w in (np.array([1, 3, 4]), np.arange(M.T // 32)):
+        addr = rng.integers(0, 1 << 40, (len(w), 32), dtype=np.uint64)
+        M.emit_warps(4, w, space="global", kind="load", width=8, addresses=addr)
+        M.mem_listeners = [want.append]
+        M.emit(4, (w[:, None] * 32 + np.arange(32)).reshape(-1), space="global", kind="load", width=8,
+               addresses=addr.reshape(-1))
+        M.mem_listeners = [got.append]
+    assert len(got) == len(want) == 2
+    for g, e in zip(got, want):
+        for f in ("kernel", "pc", "opcode", "unit", "space", "kind", "width", "line"):
+            assert getattr(g, f) == getattr(e, f), f
+        for f in ("ctas", "warps", "active", "addresses"):
+            assert np.array_equal(getattr(g, f), getattr(e, f)), f
