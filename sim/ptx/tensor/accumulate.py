@@ -61,8 +61,9 @@ def _round_toward_zero_f32(s: np.ndarray) -> np.ndarray:
     """float64 -> float32 rounded toward zero: the nearest float32, one step smaller in magnitude
     where that rounded away (magnitude bits minus one; an overflow to Inf becomes the largest
     finite value); NaN stays NaN."""
-    f = np.asarray(s.astype(np.float32))
-    over = np.abs(f.astype(np.float64)) > np.abs(s)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow to Inf is expected and handled
+        f = np.asarray(s.astype(np.float32))
+        over = np.abs(f.astype(np.float64)) > np.abs(s)
     return (f.view(np.int32) - over.astype(np.int32)).view(np.float32)
 
 
@@ -83,7 +84,9 @@ def float_accumulate(a: np.ndarray, b: np.ndarray, c: np.ndarray, a_type: str = 
     b = np.asarray(b, dtype=np.float64)
     c = np.asarray(c, dtype=np.float64)
     # a NaN or Inf anywhere makes the sum non-finite (finite values here cannot overflow it)
-    if not np.isfinite(a.sum() + b.sum() + c.sum()):
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf here only means "not finite"
+        finite = np.isfinite(a.sum() + b.sum() + c.sum())
+    if not finite:
         return float_accumulate_f64(a, b, c, a_type, b_type, c_type, p)
     W, M, K = a.shape
     N = b.shape[2]
