@@ -178,9 +178,11 @@ def global_sectors(addresses, width_bytes: int, active=None):
     """
     a, m, single = _prepare(addresses, active)
     w = max(1, int(width_bytes))
-    first = a // SECTOR_BYTES
-    last = (a + w - 1) // SECTOR_BYTES
+    first = a >> 5  # // SECTOR_BYTES
+    last = (a + (w - 1)) >> 5
     span = int((last - first).max()) if a.size else 0
+    if span == 0:  # no lane crosses a sector boundary (every aligned access of <= 32 bytes)
+        return _distinct_per_row(np.where(m, first, -1), single)
     secs = first[:, :, None] + np.arange(span + 1, dtype=np.int64)              # (W, 32, s)
     valid = (secs <= last[:, :, None]) & m[:, :, None]
     return _distinct_per_row(np.where(valid, secs, -1).reshape(a.shape[0], -1), single)
