@@ -63,7 +63,6 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     import isa
 
-    from . import precision as precision_mod
     from .render import render_json, render_sarif, render_text
     from .report import analyze_function
 
@@ -100,7 +99,11 @@ def _run(args: argparse.Namespace) -> int:
     unknown = [k for k in given if k not in used_params]
     if unknown:
         raise InputError(f"--param {unknown[0]}: no analysed kernel has a parameter of that name")
-    precision = precision_mod.check(reports, args.precision_mode) if args.precision_mode is not None else None
+    precision = None
+    if args.precision_mode is not None:  # sim.numerics (ml_dtypes: ~0.5 s to import) only when asked
+        from . import precision as precision_mod
+
+        precision = precision_mod.check(reports, args.precision_mode)
     if args.cfg:
         dot = "".join(r.cfg.to_dot(r.estimate.counts, f"{r.name}") for r in reports)
         try:
