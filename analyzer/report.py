@@ -215,6 +215,20 @@ class KernelReport:
         ex = self.estimate.exact
         return [ex.get(self.cfg.block_of_index[k], False) for k in range(len(self.instructions))]
 
+    def _work_notes(self) -> list[str]:
+        """Say which instructions' work is only known at run time (Ascend-like count operands in
+        registers: ``mad.f16 l0c[0], l0a[%a], l0b[%b], %m, %k, %n, ...``)."""
+        if self.module.isa != "ascend":
+            return []
+        unknown = [self.instructions[k].span.line for k, info in enumerate(self.infos)
+                   if info.unit.value in ("cube", "vector", "mte1", "mte2", "mte3", "fixpipe")
+                   and not (info.flops or info.int_ops or info.bytes)]
+        if not unknown:
+            return []
+        lines = ", ".join(str(n) for n in unknown[:20]) + (" ..." if len(unknown) > 20 else "")
+        return [f"work and bytes of {len(unknown)} instruction(s) depend on register operands (lines {lines}): "
+                "they are counted as 0 here; `kernlens run FILE --machine davinci-a2` measures them"]
+
     @property
     def threads(self) -> int | None:
         return self.launch.threads
@@ -263,7 +277,8 @@ class KernelReport:
                     spill += n_bytes * share
         threads = self.threads
         scale = threads if threads else 1
-        per = "launch" if threads else "thread"
+        # an Ascend-like kernel is one program per core; a PTX one, per thread
+        per = "launch" if threads else ("core" if self.module.isa == "ascend" else "thread")
 
         def val(v: float, ex: bool = all_exact) -> dict:
             return {"value": _num(v * scale), "exact": bool(ex)}
@@ -285,7 +300,7 @@ class KernelReport:
             "mix": {k: _num(v * scale) for k, v in sorted(mix.items())},
             "units": {k: _num(v * scale) for k, v in sorted(units.items())},
             "work_by_kind": {k: _num(v * scale) for k, v in sorted(by_kind.items())},
-            "notes": list(dict.fromkeys(self.estimate.notes)),
+            "notes": list(dict.fromkeys(self.estimate.notes + self._work_notes())),
             "missing_params": sorted(self.estimate.missing_params),
             "assumed_trip_count": ASSUMED_TRIPS,
         }

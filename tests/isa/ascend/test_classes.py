@@ -31,3 +31,15 @@ def test_expectations_on_an_int8_cube_kernel(capsys):
     assert main([GEMM_S8, "--expect", "CUBE_F16>=1"]) == 1
     out = capsys.readouterr().out
     assert "expected CUBE_F16 >= 1, found 0" in out and "gemm_s8_requant.asm:111: mad.s8" in out
+
+
+def test_report_counts_per_core_and_says_which_work_is_unknown_statically(capsys):
+    assert main([GEMM_S8, "--format", "json"]) == 0
+    import json
+
+    data = json.loads(capsys.readouterr().out)
+    (k,) = data["kernels"] if "kernels" in data else [data]
+    assert k["dynamic"]["per"] == "core"
+    note = next(n for n in k["dynamic"]["notes"] if "register operands" in n)
+    # mad.s8 on line 111 takes its m, k, n from registers
+    assert "111" in note and "kernlens run" in note
