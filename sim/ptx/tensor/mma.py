@@ -48,16 +48,23 @@ def mma_sync(shape: str, a_type: str, b_type: str, c_type: str, d_type: str,
         raise SimulationError(f"mma.sync.{shape}.{d_type}.{a_type}.{b_type}.{c_type} is not supported")
     if satfinite and d_type != "s32":
         raise SimulationError(".satfinite on mma.sync is defined for s32 accumulators only")
-    amap = mma_fragment_map(shape, "a", a_type)
-    bmap = mma_fragment_map(shape, "b", b_type)
-    cmap = mma_fragment_map(shape, "c", c_type)
-    dmap = mma_fragment_map(shape, "d", d_type)
+    maps = tuple(mma_fragment_map(shape, op, t) for op, t in zip("abcd", (a_type, b_type, c_type, d_type)))
+    fp8 = a_type in ("e4m3", "e5m2")
+    return fragment_mma(A, B, C, maps, (a_type, b_type, c_type, d_type), satfinite,
+                        MMA_FP8_ALIGN_BITS if fp8 else None)
+
+
+def fragment_mma(A: np.ndarray, B: np.ndarray, C: np.ndarray, maps, types, satfinite: bool = False,
+                 align_bits: int | None = None) -> np.ndarray:
+    """D = A x B + C on register fragments laid out by ``maps`` (a, b, c, d :class:`FragmentMap`s)
+    with element ``types`` (a, b, c, d): the common core of ``mma.sync`` and ``wmma.mma``."""
+    amap, bmap, cmap, dmap = maps
+    a_type, b_type, c_type, d_type = types
     a = decode(fragment_to_matrix(A, amap), a_type)
     b = decode(fragment_to_matrix(B, bmap), b_type)
     c = decode(fragment_to_matrix(C, cmap), c_type)
     if element_type(d_type).integer:
         d = int_accumulate(a, b, c, satfinite)
     else:
-        fp8 = a_type in ("e4m3", "e5m2")
-        d = float_accumulate(a, b, c, a_type, b_type, c_type, MMA_FP8_ALIGN_BITS if fp8 else None)
+        d = float_accumulate(a, b, c, a_type, b_type, c_type, align_bits)
     return matrix_to_fragment(encode(d, d_type), dmap)

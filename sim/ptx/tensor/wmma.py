@@ -30,9 +30,9 @@ import numpy as np
 
 from isa.errors import SimulationError
 
-from .accumulate import float_accumulate, int_accumulate
-from .elements import decode, element_type, encode
-from .fragments import FragmentMap, fragment_to_matrix, mma_fragment_map, pack, unpack
+from .elements import element_type
+from .fragments import FragmentMap, mma_fragment_map, pack, unpack
+from .mma import fragment_mma
 from .smem import gather_bytes, scatter_bytes
 
 _INT_BY_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32}
@@ -55,7 +55,6 @@ def wmma_fragment_map(operand: str, etype: str, shape: str = "m16n16k16") -> Fra
     """
     if shape != "m16n16k16":
         raise SimulationError(f"wmma .{shape} is not supported (only .m16n16k16, the shape probed on H200)")
-    et = element_type(etype)
     if operand == "a" and etype in ("f16", "bf16"):
         a = mma_fragment_map("m16n8k16", "a", etype)
         return _concat(a, a) if etype == "f16" else a
@@ -129,11 +128,4 @@ def wmma_mma(a_type: str, b_type: str, c_type: str, d_type: str, A: np.ndarray, 
         if regs.ndim != 3 or regs.shape[1:] != (32, _nregs(fmap)):
             raise SimulationError(f"wmma {name} fragment must be shaped [W, 32, {_nregs(fmap)}], "
                                   f"got {list(regs.shape)}")
-    a = decode(fragment_to_matrix(A, amap), a_type)
-    b = decode(fragment_to_matrix(B, bmap), b_type)
-    c = decode(fragment_to_matrix(C, cmap), c_type)
-    if element_type(d_type).integer:
-        d = int_accumulate(a, b, c, satfinite)
-    else:
-        d = float_accumulate(a, b, c, a_type, b_type, c_type)
-    return pack(dmap.gather(encode(d, d_type)), dmap.bits)
+    return fragment_mma(A, B, C, (amap, bmap, cmap, dmap), (a_type, b_type, c_type, d_type), satfinite)
