@@ -25,7 +25,7 @@ from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedInput, VisitError
 
 from .. import ir
-from ..errors import KernlensError, ParseError, SemanticError, Span
+from ..errors import KernlensError, SemanticError, Span
 from ..lark_errors import syntax_error
 from ..types import is_type
 from .opcodes import (BUFFERS, COMPARES, CONV_TYPES, OPCODES, ORDERS, PIPE_NAMES, QUANT_MODES,

@@ -61,7 +61,6 @@ def _fold_rows(A: _Asm, dt, kind, x, acc, out, pitch, lanes, nfull, tail, red_ta
     """Per-row reduction of the tile at ``x`` (``%rows`` rows, pitch bytes apart) into ``out``."""
     vop = {"sum": "vadd", "max": "vmax"}[kind]
     rs = pitch // 32
-    size = 256 // lanes
     if nfull == 0 or (nfull == 1 and tail == 0):
         n = tail if nfull == 0 else lanes
         if n < lanes:

@@ -504,7 +504,6 @@ def _vector(ins, machine):
         rnd = None
     ssz, dsz = _SIZE[st], _SIZE[dt]
     lanes = _lanes(st, dt)
-    nsrc = {"bin": 2, "sca": 1, "un": 1, "dup": 0}[fam]
     name = op if op != "vconv" else "vconv"
 
     def impl(c, a):

@@ -401,7 +401,7 @@ def _getter(op):
             return lambda c: v
         return lambda c: name
     if isinstance(op, ir.Address):
-        space, off = op.space, op.offset
+        off = op.offset
         if op.base is None:
             return lambda c: off
         name = op.base.name

@@ -264,7 +264,7 @@ class _Ctx:
             if self.has(d):
                 first = not tried
                 why = (f"{'keeps' if d == self.origin else 'selects'} {GE_NAME[d]}"
-                       + ("" if first else f" because the AI Core operator does not support "
+                       + ("" if first else " because the AI Core operator does not support "
                           + ", ".join(GE_NAME[t] for t in tried)) + note)
                 return self.pick(d, why, (d, d) if self.kind == "matrix" else None)
             tried.append(d)

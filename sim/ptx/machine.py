@@ -22,7 +22,7 @@ import numpy as np
 from isa import ir
 from isa.errors import SimulationError, Span
 
-from .dtypes import BOOL, SINT, UINT, compute_dtype, is_signed, nbytes, storage_dtype
+from .dtypes import BOOL, SINT, UINT, compute_dtype, is_signed, storage_dtype
 from .memory import (GLOBAL_BASE, WINDOW_SIZE, WINDOWS, GlobalMemory, Region, gather, mark_written, scatter,
                      unwritten)
 from .problems import Problem, ProblemLog

@@ -7,7 +7,6 @@ A row looks like ``  24 │     acc = tl.dot(a, b, acc)``; the current line is m
 from __future__ import annotations
 
 from rich.segment import Segment
-from rich.style import Style
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip

@@ -265,7 +265,7 @@ def _barrier_control(M, pc, ins, G, bid, id_src):
     every live thread of the CTA has arrived, the barrier completes and parked entries go on after
     their own ``bar.sync``. Only when the missing threads cannot run (they exited or wait at a
     reconvergence point) is ``barrier_divergence`` reported (the CTA would hang)."""
-    tpc, batch, nthreads = M.tpc, M.batch, M.nthreads
+    tpc, batch = M.tpc, M.batch
     nxt = pc + 1
     key = bid if bid is not None else ("reg", pc)
 

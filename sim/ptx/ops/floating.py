@@ -294,10 +294,7 @@ def float_unary(M, pc, ins, canon, ms, mods):
         else:
             fn = lambda a: np.asarray(a) ^ sign  # noqa: E731
         if "ftz" in ms:
-            base = t[:-2] if t.endswith("x2") else t
-            inner = fn
             fn = half_op(1, t, lambda x: np.abs(x) if canon == "abs" else -x, ms)
-            del base, inner
         return unary(M, ins, t, fn)
     fn = np.abs if canon == "abs" else np.negative
     return unary(M, ins, t, _wrap(fn, ms, t, 1))

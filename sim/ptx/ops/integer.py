@@ -448,9 +448,7 @@ def _bfe(M, pc, ins, canon, ms, mods):
             sbit = (ua >> sbit_pos.astype(U64)) & U64(1)
             sbit = np.where(ln == 0, U64(0), sbit)
             ext = np.where(sbit == 1, ~mask, U64(0))
-            full = np.where(pos + ln >= bits, True, False)
             x = np.where(ln == 0, U64(0), np.where(sbit == 1, x | ext, x))
-            del full
         return x.astype(UINT[cd.itemsize]).view(cd)
     return ternary(M, ins, t, f, tb="u32", tc="u32")
 
