@@ -205,3 +205,29 @@ def test_different_barrier_ids_are_a_divergence():
     _, res = run_body(SPLIT_BARRIER.format(b0=1, b1=0), threads=64)
     kinds = {p.kind for p in res.problems}
     assert "barrier_divergence" in kinds
+
+
+def test_bar_sync_with_a_thread_count():
+    # bar.sync 1, 64 over all 64 threads: each warp reads what the other stored before it
+    body = """mul.lo.u32 %r5, %r1, 4; mov.u32 %r6, smem; add.u32 %r5, %r5, %r6;
+              st.shared.u32 [%r5], %r1; bar.sync 1, 64;
+              xor.b32 %r7, %r1, 32; mul.lo.u32 %r7, %r7, 4; add.u32 %r7, %r7, %r6;
+              ld.shared.u32 %r2, [%r7];"""
+    out, res = run_body(body, threads=64)
+    assert res.problems == []
+    assert np.array_equal(out, np.arange(64) ^ 32)
+
+
+def test_bar_red_popc_counts_the_predicate_over_the_cta():
+    body = """setp.lt.u32 %p1, %r1, 40; bar.red.popc.u32 %r2, 0, %p1;"""
+    out, res = run_body(body, threads=64)
+    assert res.problems == []
+    assert np.array_equal(out, np.full(64, 40))
+
+
+def test_counted_barrier_reached_by_part_of_the_cta_is_not_a_divergence():
+    # warps 0-1 meet at named barrier 1 with a count of 64; warp 2 never comes, legally
+    body = """setp.lt.u32 %p1, %r1, 64; @%p1 bar.sync 1, 64; mov.u32 %r2, %r1;"""
+    out, res = run_body(body, threads=96)
+    assert res.problems == []
+    assert np.array_equal(out, np.arange(96))
