@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from isa.ir import Address, Immediate, Instruction, Negated, Pair, Register, Sink, Symbol, Vector
 
-from .cfg import Cfg
+from isa.cfg import Cfg
 
 # opcodes whose first operand is not written
 _NO_DEST = frozenset({"bra", "brx", "ret", "exit", "trap", "call", "st", "red", "membar", "fence", "prefetch",
