@@ -1,4 +1,4 @@
-"""The SIMT machine for one kernel launch: registers over all threads of a batch of CTAs, the
+"""The SIMT state of one kernel launch (:class:`LaunchState`): registers over all threads of a batch of CTAs, the
 decoded program, the reconvergence stack and the run loop.
 
 Many warps run in lock step: every register is a numpy array over all threads of a batch of CTAs
@@ -148,8 +148,9 @@ def imm_value(imm: ir.Immediate, t: str):
     return cd.type(v)
 
 
-class Machine:
-    """One launch of one kernel: decoded program plus state for a batch of CTAs."""
+class LaunchState:
+    """The state of one launch of one kernel: the decoded program, registers over all threads of a
+    batch of CTAs, the reconvergence stack and the run loop (kept between batches of the launch)."""
 
     def __init__(self, module: ir.Module, fn: ir.Function, grid, block, params: bytes,
                  param_offsets: dict[str, int], gmem: GlobalMemory, global_symbols: dict[str, int],
@@ -1156,4 +1157,4 @@ def to_generic(space: str, addr: int) -> int:
     return addr if space == "global" else WINDOWS[space] + addr
 
 
-__all__ = ["Machine", "Writer", "SINK", "GLOBAL_BASE", "to_generic", "imm_value"]
+__all__ = ["LaunchState", "Writer", "SINK", "GLOBAL_BASE", "to_generic", "imm_value"]
