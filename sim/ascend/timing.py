@@ -33,7 +33,7 @@ from isa.ascend.opcodes import PIPES
 from isa.errors import InputError
 
 from .l2 import L2
-from .machine import Machine
+from .machine import AscendModel
 
 FLAG_NAME = "{0}->{1} EVENT_ID{2}"
 
@@ -82,7 +82,7 @@ class TimingResult:
     hbm_writeback_bytes: int = 0      # dirty L2 data written back during the kernel
 
 
-def ub_bank_cycles(reads: list[np.ndarray], writes: list[np.ndarray], m: Machine) -> np.ndarray:
+def ub_bank_cycles(reads: list[np.ndarray], writes: list[np.ndarray], m: AscendModel) -> np.ndarray:
     """Cycles per repeat spent on UB access: max over bank groups of the blocks read (resp.
     written) in it, plus ``rw_conflict_cycles`` when a read and a write of the repeat hit one bank.
 
@@ -117,7 +117,7 @@ class Pricer:
     (``Event.hbm_share``: HBM bandwidth / transfers streaming from HBM at the same time).
     """
 
-    def __init__(self, m: Machine, gm_bw: float, with_l2: bool = True):
+    def __init__(self, m: AscendModel, gm_bw: float, with_l2: bool = True):
         self.m = m
         self.gm_bw = gm_bw
         self.with_l2 = with_l2
@@ -164,7 +164,7 @@ class _CoreRun:
     flows: list
 
 
-def _schedule(core: int, events, m: Machine, price: Pricer, waits: dict | None, trace: bool) -> _CoreRun:
+def _schedule(core: int, events, m: AscendModel, price: Pricer, waits: dict | None, trace: bool) -> _CoreRun:
     """One core's events through the scalar unit and its in-order pipe queues."""
     busy = defaultdict(float)
     slices: list[Slice] = []
@@ -242,7 +242,7 @@ def _schedule(core: int, events, m: Machine, price: Pricer, waits: dict | None, 
     return _CoreRun(max([t_s] + list(free.values())), busy, start_of, end_of, slices, flows)
 
 
-def simulate(events_per_core, m: Machine, *, gm_bytes: int = 0, gm_unique: int = 0, trace: bool = False) -> TimingResult:
+def simulate(events_per_core, m: AscendModel, *, gm_bytes: int = 0, gm_unique: int = 0, trace: bool = False) -> TimingResult:
     """Schedule every core's events.
 
     Two passes: the first prices every GM byte as an L2 hit and gives each transfer its start
