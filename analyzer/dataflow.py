@@ -17,7 +17,7 @@ from isa.ir import Address, Immediate, Instruction, Negated, Register, Sink, Sym
 
 from isa.semantics import registers
 
-from .cfg import Cfg
+from isa.cfg import Cfg
 
 def dest_registers(ins: Instruction) -> list[str]:
     """Names of the registers an instruction writes (``setp p|q`` writes both), from the ISA

@@ -24,7 +24,7 @@ from isa.semantics import OpInfo, Scope
 from isa.semantics import describe as describe_any
 from isa.types import type_bits
 
-from .cfg import Cfg
+from isa.cfg import Cfg
 from .dataflow import Dataflow, Launch
 from .dynamic import ASSUMED_TRIPS, Estimate, Estimator, LoopInfo
 from .machine import RooflineModel, load_machine, machine_path, work_kind

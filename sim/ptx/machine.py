@@ -4,7 +4,7 @@ decoded program, the reconvergence stack and the run loop.
 Many warps run in lock step: every register is a numpy array over all threads of a batch of CTAs
 (``[T]``), and one decoded instruction is a closure that does a few numpy operations for all of
 them under an active mask. Divergence uses a stack of (pc, reconvergence pc, mask) entries whose
-reconvergence points are immediate post-dominators of the branch (:mod:`sim.ptx.cfg`), so all
+reconvergence points are immediate post-dominators of the branch (:mod:`isa.cfg`), so all
 threads that sit at the same pc on the same path run together, whatever warp or CTA they are in::
 
     @%p3 bra $L__BB0_9;     # some threads jump: top entry waits at the ipdom, two paths pushed
@@ -156,7 +156,7 @@ class LaunchState:
                  param_offsets: dict[str, int], gmem: GlobalMemory, global_symbols: dict[str, int],
                  dynamic_shared: int, *, batch_threads: int = 16384, listeners=(), max_steps=None,
                  check_uninitialized: bool = True, check_races: bool = True):
-        from .cfg import reconvergence_points
+        from isa.cfg import Cfg
 
         self.module = module
         self.fn = fn
@@ -254,7 +254,7 @@ class LaunchState:
         for info in self.funcs:
             self.cur = info
             self.reconv += [r if r < 0 else r + info.base
-                             for r in reconvergence_points(info.fn, self.branch_table(info))]
+                             for r in Cfg(info.fn, self.branch_table(info)).reconvergence_pcs()]
         from isa.ptx.opcodes import split
         from isa.semantics import describe
 
@@ -423,11 +423,11 @@ class LaunchState:
 
     def branch_table(self, info=None) -> dict[str, tuple[str, ...]]:
         """``.branchtargets`` lists of a function (default: the one being decoded)."""
-        from .calls import branch_targets
+        from isa.cfg import branch_tables
 
         info = info or self.cur
         if not hasattr(info, "_targets"):
-            info._targets = branch_targets(self.module, info.fn)
+            info._targets = branch_tables(info.fn)
         return info._targets
 
     # ------------------------------------------------------------------ operand decoding
