@@ -91,8 +91,22 @@ class OpInfo:
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
 
+def registers(instr: Instruction, isa: str = "ptx"):
+    """Registers ``instr`` reads and writes (:class:`isa.ptx.registers.RegisterUse`); the PTX
+    tables only (Ascend-like instructions name buffers, not registers: empty use)."""
+    from .ptx.registers import RegisterUse, registers as ptx_registers
+
+    if isa == "ascend":
+        return RegisterUse((), ())
+    return ptx_registers(instr)
+
+
 def describe(instr: Instruction, isa: str = "ptx") -> OpInfo:
-    """The :class:`OpInfo` for ``instr`` under ``isa`` (``ptx`` or ``ascend``)."""
+    """The :class:`OpInfo` for ``instr`` under ``isa`` (``ptx``, ``ascend`` or ``sass``)."""
+    if isa == "sass":
+        from .sass.semantics import describe as describe_sass
+
+        return describe_sass(instr)
     if isa == "ascend":
         from .ascend.semantics import describe as describe_ascend
 
