@@ -169,8 +169,8 @@ def validate(cfg: PtxGemmConfig) -> None:
         tm, tn = _fma_micro(bm, bn, t)
         if tm is None:
             raise _bad(f"fma tile {bm}x{bn} over {t} threads has no micro-tile with TM, TN multiples of 4")
-        if bk < 1 or (bm * bk) % t or (bn * bk) % t:
-            raise _bad(f"fma tile {bm}x{bn}x{bk}: tile elements of A and B must split evenly over {t} threads")
+        if bk < 1:
+            raise _bad(f"fma tile {bm}x{bn}x{bk}: BK must be positive")
     else:
         kbytes = bk * cfg.esize
         if kbytes % 32 or kbytes < 32:
@@ -203,10 +203,6 @@ def validate(cfg: PtxGemmConfig) -> None:
     if smem > MAX_SMEM[cfg.arch]:
         raise _bad(f"{st} stages of {stage_bytes(cfg)} B = {smem} B shared memory exceed the "
                    f"{MAX_SMEM[cfg.arch]} B of {cfg.arch}")
-    for op in operands(cfg):
-        if (op.rows * op.cont * cfg.esize // op.vec) % cfg.threads:
-            raise _bad(f"operand {op.name} tile ({op.rows} x {op.cont}) in {op.vec}-byte chunks does not split "
-                       f"evenly over {cfg.threads} threads; change --tile or --warps")
 
 
 def _leading_dims(cfg) -> list[tuple[str, int]]:
@@ -448,7 +444,8 @@ def _setup_loader(k: _K, op: Operand):
     e = op.esize
     T = cfg.threads
     cpr = op.cont * e // op.vec                     # chunks per tile row
-    n = op.rows * cpr // T
+    total = op.rows * cpr
+    n = -(-total // T)
     bm, bn, bk = cfg.resolved_tile
     is_a = op.name == "A"
     mn_extent = R["M"] if is_a else R["N"]
@@ -493,18 +490,22 @@ def _setup_loader(k: _K, op: Operand):
         em("cvt.u64.u32 {}, {}", t64, gcb)
         em("add.s64 {}, {}, {}", g, g, t64)
         em("add.s64 {}, {}, {}", g, g, R[op.name])
-        chunks.append((soff, kidx, pfix, g))
+        pin = None
+        if (i + 1) * T > total:          # fewer chunks than threads: the rest skip the copy
+            pin = em.reg("pred")
+            em("setp.lt.u32 {}, {}, {}", pin, q, total)
+        chunks.append((soff, kidx, pfix, g, pin))
     cache = "cg" if op.vec == 16 else "ca"
 
     def load(k0, stage):
-        for soff, kidx, pfix, g in chunks:
+        for soff, kidx, pfix, g, pin in chunks:
             t, ss, sa = em.reg("b32"), em.reg("b32"), em.reg("b32")
             p = em.reg("pred")
             em("add.s32 {}, {}, {}", t, kidx, k0)
             em("setp.lt.and.s32 {}, {}, {}, {}", p, t, R["K"], pfix)
             em("selp.b32 {}, {}, 0, {}", ss, op.vec, p)
             em("add.s32 {}, {}, {}", sa, soff, stage)
-            em("cp.async.{}.shared.global [{}], [{}], {}, {}", cache, sa, g, op.vec, ss)
+            em("{}cp.async.{}.shared.global [{}], [{}], {}, {}", f"@{pin} " if pin else "", cache, sa, g, op.vec, ss)
             em("add.s64 {}, {}, {}", g, g, step)
     return load
 
