@@ -13,53 +13,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from isa.ir import Address, Immediate, Instruction, Negated, Pair, Register, Sink, Symbol, Vector
+from isa.ir import Address, Immediate, Instruction, Negated, Register, Sink, Symbol, Vector
 
-from .cfg import Cfg
+from isa.semantics import registers
 
-# opcodes whose first operand is not written
-_NO_DEST = frozenset({"bra", "brx", "ret", "exit", "trap", "call", "st", "red", "membar", "fence", "prefetch",
-                      "prefetchu", "nanosleep", "setmaxnreg", "pmevent", "brkpt", "cp", "wgmma", "stmatrix",
-                      "griddepcontrol", "discard", "applypriority", "tensormap", "multimem", "sust", "sured"})
-
+from isa.cfg import Cfg
 
 def dest_registers(ins: Instruction) -> list[str]:
-    """Names of the registers an instruction writes (``setp p|q`` writes both)."""
-    ops = ins.operands
-    if not ops or ins.opcode in _NO_DEST:
-        return []
-    first = ops[0]
-    if type(first) is Register:           # the common case: one destination register
-        if first.component is not None or not _writes(ins):
-            return []
-        return [first.name]
-    if not isinstance(first, (Vector, Pair)) or not _writes(ins):
-        return []
-    out: list[str] = []
-
-    def add(op) -> None:
-        if isinstance(op, Register) and op.component is None:
-            out.append(op.name)
-        elif isinstance(op, Vector):
-            for e in op.elements:
-                add(e)
-        elif isinstance(op, Pair):
-            add(op.first)
-            add(op.second)
-
-    add(first)
-    return out
-
-
-def _writes(ins: Instruction) -> bool:
-    op = ins.opcode
-    if op in ("bar", "barrier"):
-        return "red" in ins.modifiers
-    if op == "wmma":
-        return ins.modifiers[:1] != ("store",)
-    if op == "mbarrier":
-        return ins.modifiers[:1] not in (("init",), ("inval",), ("expect_tx",), ("complete_tx",))
-    return True
+    """Names of the registers an instruction writes (``setp p|q`` writes both), from the ISA
+    tables (:func:`isa.semantics.registers`)."""
+    return list(registers(ins).writes)
 
 
 _MASKS = {8: 0xFF, 16: 0xFFFF, 32: 0xFFFFFFFF, 64: 0xFFFFFFFFFFFFFFFF}

@@ -26,7 +26,7 @@ import numpy as np
 
 from isa.ir import Pair, Register
 
-from .cfg import Cfg, Loop
+from isa.cfg import Cfg, Loop
 from .dataflow import Dataflow, _type
 
 ASSUMED_TRIPS = 16

@@ -18,7 +18,10 @@ MACHINES = Path(__file__).resolve().parent.parent / "sim" / "machines"
 
 
 @dataclass(frozen=True)
-class Machine:
+class RooflineModel:
+    """The ceilings of a chip for the roofline: clock, SM count, DRAM bandwidth and peak work per SM
+    per clock by kind (``sim/machines/h200.toml``), with the source of each number."""
+
     name: str
     description: str
     clock_hz: float
@@ -49,13 +52,13 @@ def machine_path(name_or_path: str) -> Path:
 
 
 @lru_cache(maxsize=8)
-def load_machine(name_or_path: str = "h200") -> Machine:
+def load_machine(name_or_path: str = "h200") -> RooflineModel:
     path = machine_path(name_or_path)
     data = tomllib.loads(path.read_text())
     try:
         peaks = {k: float(_v(data["peak_per_sm_clk"], k)) for k in data["peak_per_sm_clk"]}
         sources = {f"peak_per_sm_clk.{k}": v["source"] for k, v in data["peak_per_sm_clk"].items()}
-        return Machine(name=data["name"], description=data.get("description", ""),
+        return RooflineModel(name=data["name"], description=data.get("description", ""),
                        clock_hz=float(_v(data["clock"], "hz")), sms=int(_v(data["chip"], "sms")),
                        dram_bw=float(_v(data["memory"], "dram_bw")), per_sm_clk=peaks, sources=sources)
     except KeyError as exc:

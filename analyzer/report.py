@@ -24,10 +24,10 @@ from isa.semantics import OpInfo, Scope
 from isa.semantics import describe as describe_any
 from isa.types import type_bits
 
-from .cfg import Cfg
+from isa.cfg import Cfg
 from .dataflow import Dataflow, Launch
 from .dynamic import ASSUMED_TRIPS, Estimate, Estimator, LoopInfo
-from .machine import Machine, load_machine, machine_path, work_kind
+from .machine import RooflineModel, load_machine, machine_path, work_kind
 from .patterns import Expectation, compile_pattern, is_class_name
 
 _SCOPE_DIV = {Scope.LANE: 1, Scope.WARP: 32, Scope.WARPGROUP: 128, Scope.INSTRUCTION: 1}
@@ -68,7 +68,7 @@ class KernelReport:
     infos: list[OpInfo]
     cfg: Cfg
     estimate: Estimate
-    machine: Machine | None
+    machine: RooflineModel | None
     launch: Launch
     params: dict[str, int]
     outcomes: list[Outcome] = field(default_factory=list)
@@ -425,7 +425,7 @@ def _num(v: float):
 
 
 def analyze_function(module: Module, fn: Function, *, params: dict[str, int] | None = None,
-                     launch: Launch | None = None, machine: str | Machine | None = "h200",
+                     launch: Launch | None = None, machine: str | RooflineModel | None = "h200",
                      assumed_trips: int = ASSUMED_TRIPS) -> KernelReport:
     if module.isa == "ascend":
         infos = [describe_any(i, module.isa) for i in fn.instructions]
@@ -435,11 +435,11 @@ def analyze_function(module: Module, fn: Function, *, params: dict[str, int] | N
     launch = launch or Launch()
     flow = Dataflow(cfg, dict(params or {}), launch)
     est = Estimator(cfg, flow, assumed_trips).estimate()
-    mach = machine if isinstance(machine, Machine) or machine is None else _machine_or_none(machine, module.isa)
+    mach = machine if isinstance(machine, RooflineModel) or machine is None else _machine_or_none(machine, module.isa)
     return KernelReport(module, fn, infos, cfg, est, mach, launch, dict(params or {}))
 
 
-def _machine_or_none(name: str, isa: str) -> Machine | None:
+def _machine_or_none(name: str, isa: str) -> RooflineModel | None:
     """The roofline model for PTX; Ascend reports have no roofline, but the name is still checked."""
     if isa != "ptx":
         machine_path(name)

@@ -91,6 +91,16 @@ class OpInfo:
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
 
+def registers(instr: Instruction, isa: str = "ptx"):
+    """Registers ``instr`` reads and writes (:class:`isa.ptx.registers.RegisterUse`); the PTX
+    tables only (Ascend-like instructions name buffers, not registers: empty use)."""
+    from .ptx.registers import RegisterUse, registers as ptx_registers
+
+    if isa == "ascend":
+        return RegisterUse((), ())
+    return ptx_registers(instr)
+
+
 def describe(instr: Instruction, isa: str = "ptx") -> OpInfo:
     """The :class:`OpInfo` for ``instr`` under ``isa`` (``ptx`` or ``ascend``)."""
     if isa == "ascend":

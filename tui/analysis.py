@@ -5,7 +5,7 @@ Three levels, best first, and the view says which one it got (:attr:`KernelAnaly
 1. the analyzer (``analyzer``): classes, CFG loops with trip-count estimates, dynamic counts,
    FLOPs/bytes/intensity and the roofline;
 2. the semantics tables (``isa.semantics.describe``): classes, units, static FLOPs and bytes per
-   issue; loops from backward branches, without trip counts;
+   issue; loops from the CFG (:mod:`isa.cfg`), without trip counts;
 3. opcodes only, when no semantics table exists for the ISA.
 
 Whatever is missing is listed in :attr:`KernelAnalysis.missing` in words, never invented.
@@ -17,7 +17,8 @@ import importlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from isa.ir import Function, Module, RegisterDecl, Symbol, Variable
+from isa.cfg import Cfg
+from isa.ir import Function, Module, RegisterDecl, Variable
 from isa.types import type_bits
 
 from .corpus import CorpusInfo
@@ -54,11 +55,13 @@ class InstrNote:
 
 @dataclass
 class LoopInfo:
-    """A loop: instructions ``first``..``last`` (indices), nesting ``depth`` (1 = outermost)."""
+    """A loop of the CFG: instructions ``first``..``last`` (indices), nesting ``depth`` (1 =
+    outermost), ``header`` its header block in :class:`isa.cfg.Cfg`."""
 
     first: int
     last: int
     depth: int
+    header: int = -1
     trip: str = "?"
     exact: bool = False
     children: list["LoopInfo"] = field(default_factory=list)
@@ -120,49 +123,20 @@ def _describer(module: Module):
     return lambda instr: describe(instr, module.isa)
 
 
-def branch_targets(fn: Function) -> list[tuple[int, int]]:
-    """``(branch index, target index)`` for every instruction naming a label of ``fn``."""
-    labels = fn.labels
-    out = []
-    for i, ins in enumerate(fn.instructions):
-        for op in ins.operands:
-            if isinstance(op, Symbol) and op.name in labels:
-                out.append((i, labels[op.name]))
-    return out
-
-
-def backward_loops(fn: Function) -> list[LoopInfo]:
-    """Loops as the ranges of backward branches (target at or before the branch), nested by
-    containment. Trip counts are unknown at this level."""
-    spans = {}
-    for b, t in branch_targets(fn):
-        if t <= b:
-            # several latches for one header: keep the widest range
-            spans[t] = max(spans.get(t, b), b)
-    ranges = sorted(spans.items(), key=lambda r: (r[0], -r[1]))
+def cfg_loops(cfg: Cfg) -> list[LoopInfo]:
+    """The natural loops of the function's CFG (:mod:`isa.cfg`, the graph the analyzer and the
+    simulator use) as instruction ranges, nested as in the CFG. Trip counts come from the analyzer."""
+    blocks = cfg.blocks
+    made: dict[int, LoopInfo] = {}
+    for h, lp in cfg.loops.items():
+        body = [blocks[b] for b in lp.blocks if len(blocks[b])]
+        if body:
+            made[h] = LoopInfo(min(b.start for b in body), max(b.end for b in body) - 1, lp.depth, header=h)
     roots: list[LoopInfo] = []
-    stack: list[LoopInfo] = []
-    for first, last in ranges:
-        while stack and not (stack[-1].first <= first and last <= stack[-1].last):
-            stack.pop()
-        loop = LoopInfo(first, last, len(stack) + 1)
-        (stack[-1].children if stack else roots).append(loop)
-        stack.append(loop)
+    for h, info in sorted(made.items(), key=lambda kv: (kv[1].first, -kv[1].last)):
+        parent = cfg.loops[h].parent
+        (made[parent].children if parent in made else roots).append(info)
     return roots
-
-
-def _depths(n: int, loops: list[LoopInfo]) -> list[int]:
-    depth = [0] * n
-    for l in _flat(loops):
-        for i in range(l.first, min(l.last, n - 1) + 1):
-            depth[i] = max(depth[i], l.depth)
-    return depth
-
-
-def _flat(loops):
-    for l in loops:
-        yield l
-        yield from _flat(l.children)
 
 
 def declared_registers(fn: Function) -> dict[str, int]:
@@ -245,9 +219,10 @@ def analyse(module: Module, fn: Function, corpus: CorpusInfo | None = None,
                 notes.append(InstrNote(label=f"? {type(exc).__name__}"))
                 continue
             notes.append(InstrNote(info.classes, class_label(info.classes), info.unit.value))
-    loops = backward_loops(fn)
-    for n, d in zip(notes, _depths(len(instrs), loops)):
-        n.depth = d
+    cfg = Cfg(fn)
+    loops = cfg_loops(cfg)
+    for k, n in enumerate(notes):
+        n.depth = cfg.depth_of_instruction(k)
 
     # one label per instruction, so the bars add up to the instruction count
     mix: Counter = Counter(n.label or "other" for n in notes)
@@ -279,7 +254,6 @@ def analyse(module: Module, fn: Function, corpus: CorpusInfo | None = None,
     )
     if not _apply_analyzer(ka, module, fn, corpus, params):
         missing.append("the analyzer is not available: no dynamic counts, trip counts, intensity or roofline")
-        missing.append("loops are found from backward branches")
     return ka
 
 

@@ -10,21 +10,9 @@ expectations checked with its own family patterns::
 
 from __future__ import annotations
 
-import bisect
 from collections import Counter
 
-from .analysis import Expectation, KernelAnalysis, LoopInfo
-
-
-def _nest(loops: list[LoopInfo]) -> list[LoopInfo]:
-    roots: list[LoopInfo] = []
-    stack: list[LoopInfo] = []
-    for lp in sorted(loops, key=lambda l: (l.first, -l.last)):
-        while stack and not (stack[-1].first <= lp.first and lp.last <= stack[-1].last):
-            stack.pop()
-        (stack[-1].children if stack else roots).append(lp)
-        stack.append(lp)
-    return roots
+from .analysis import Expectation, KernelAnalysis
 
 
 def _si(x: float | None, unit: str) -> str:
@@ -58,7 +46,6 @@ def apply(ka: KernelAnalysis, module, fn, corpus, params) -> bool:
         ka.missing.append(f"the analyzer failed on this kernel ({type(exc).__name__}: {exc}); static facts only")
         return True
     ka.provider = "analyzer"
-    lines = [ins.span.line for ins in fn.instructions]
     for k, n in enumerate(ka.notes):
         n.dyn, n.exact = counts[k], exact[k]
         n.depth = r.loop_depth(k)
@@ -80,15 +67,12 @@ def apply(ka: KernelAnalysis, module, fn, corpus, params) -> bool:
         ka.roofline = (f"on {roof['machine']}: {roof.get('bound') or '?'}-bound; attainable "
                        f"{_si(roof.get('attainable_ops_per_s'), 'op/s')} of peak {_si(roof.get('peak_ops_per_s'), 'op/s')}"
                        f", ridge {roof['ridge']:.0f} op/B" if roof.get("ridge") else f"on {roof['machine']}")
-    loops = []
-    for li in r.loops:
-        first = bisect.bisect_left(lines, li.first_line)
-        last = bisect.bisect_right(lines, li.last_line) - 1
-        if last < first:
-            continue
-        trip = str(li.trips) if li.trips is not None else f"? (assumed {dyn.get('assumed_trip_count')})"
-        loops.append(LoopInfo(first, last, li.depth, trip, li.exact))
-    ka.loops = _nest(loops)
+    by_header = {li.header: li for li in r.loops}
+    for lp in ka.loops_flat():          # the same CFG (isa.cfg) the analyzer estimated on
+        li = by_header.get(lp.header)
+        if li is not None:
+            lp.trip = str(li.trips) if li.trips is not None else f"? (assumed {dyn.get('assumed_trip_count')})"
+            lp.exact = li.exact
     ka.missing = [m for m in ka.missing if "semantics table" in m]
     ka.missing += [f"analyzer: {n}" for n in dyn.get("notes", [])]
     if dyn.get("missing_params"):

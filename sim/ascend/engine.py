@@ -29,7 +29,7 @@ from isa.errors import Diagnostic, InputError, SimulationError, Span
 
 from . import dataops
 from .events import Event
-from .machine import Machine
+from .machine import AscendModel
 
 PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
 _S = PIPE_INDEX["S"]
@@ -152,7 +152,7 @@ class Hazards:
     (through set_flag/wait_flag, pipe_barrier(PIPE_ALL) or a unit flag).
     """
 
-    def __init__(self, machine: Machine):
+    def __init__(self, machine: AscendModel):
         np_ = len(PIPES)
         self.vc = np.zeros((np_, np_), dtype=np.int64)
         self.w_pipe, self.w_t, self.w_idx, self.r_t, self.r_idx = {}, {}, {}, {}, {}
@@ -299,7 +299,7 @@ class LaunchResult:
 
 
 class Launch:
-    def __init__(self, module: ir.Module, kernel: ir.Function, machine: Machine, inputs: dict, blocks: int,
+    def __init__(self, module: ir.Module, kernel: ir.Function, machine: AscendModel, inputs: dict, blocks: int,
                  functional: bool):
         self.module = module
         self.kernel = kernel
@@ -651,7 +651,7 @@ def _compile_sync(ins, idx, launch, gets):
     return run
 
 
-def launch_kernel(module: ir.Module, machine: Machine, *, kernel: str | None = None, inputs: dict | None = None,
+def launch_kernel(module: ir.Module, machine: AscendModel, *, kernel: str | None = None, inputs: dict | None = None,
                   cores: int | None = None, functional: bool = True) -> LaunchResult:
     """Run ``kernel`` (default: the only kernel) on as many cores as its type has (or ``cores``)."""
     kernels = module.kernels

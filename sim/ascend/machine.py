@@ -1,7 +1,7 @@
 """The ``davinci-a2`` machine model, read from ``sim/machines/<name>.toml``.
 
 Every number in the TOML is a table ``{ value = ..., source = "[TAG] ..." }``; :func:`load_machine`
-keeps the values and :attr:`Machine.sources` the citations::
+keeps the values and :attr:`AscendModel.sources` the citations::
 
     m = load_machine("davinci-a2")
     m.buffers["l0a"].size, m.buffers["l0a"].align   # 65536, 512
@@ -30,7 +30,10 @@ class Buffer:
 
 
 @dataclass(frozen=True)
-class Machine:
+class AscendModel:
+    """The numbers of an Ascend-like chip (``sim/machines/davinci-a2.toml``): cores, buffer sizes and
+    alignment, pipe and mover costs, UB banks, GM bandwidth, with the source of each in ``sources``."""
+
     name: str
     hz: float
     cube_cores: int
@@ -88,7 +91,7 @@ def _values(tree: dict, prefix: str, sources: dict) -> dict:
     return out
 
 
-def load_machine(name_or_path: str) -> Machine:
+def load_machine(name_or_path: str) -> AscendModel:
     """Load a machine model by name (``davinci-a2``) or TOML path."""
     p = Path(name_or_path)
     if not p.suffix:
@@ -107,7 +110,7 @@ def load_machine(name_or_path: str) -> Machine:
     src: dict[str, str] = {}
     d = _values(raw, "", src)
     mv = d["movers"]
-    return Machine(
+    return AscendModel(
         name=d["name"], hz=float(d["clock"]["hz"]), cube_cores=d["cores"]["cube"], vector_cores=d["cores"]["vector"],
         buffers={k: Buffer(int(v["size"]), int(v["align"])) for k, v in d["buffers"].items()},
         mad_head=d["cube"]["mad_head"], f32_factor=d["cube"]["f32_factor"], vec_head=d["vector"]["head"],

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from isa import ir
 
 from .engine import LaunchResult, launch_kernel
-from .machine import Machine
+from .machine import AscendModel
 from .timing import TimingResult, gm_traffic, simulate
 
 
@@ -30,7 +30,7 @@ class RunResult:
         return self.launch.reports
 
 
-def run_module(module: ir.Module, machine: Machine, *, kernel: str | None = None, inputs: dict | None = None,
+def run_module(module: ir.Module, machine: AscendModel, *, kernel: str | None = None, inputs: dict | None = None,
                cores: int | None = None, functional: bool = True, trace: bool = False) -> RunResult:
     launch = launch_kernel(module, machine, kernel=kernel, inputs=inputs, cores=cores, functional=functional)
     total = gm_traffic(launch.events)

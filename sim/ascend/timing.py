@@ -31,7 +31,7 @@ import numpy as np
 from isa.ascend.opcodes import PIPES
 from isa.errors import InputError
 
-from .machine import Machine
+from .machine import AscendModel
 
 FLAG_NAME = "{0}->{1} EVENT_ID{2}"
 
@@ -77,7 +77,7 @@ class TimingResult:
     flows: list[tuple[Slice, Slice]] = field(default_factory=list)
 
 
-def ub_bank_cycles(reads: list[np.ndarray], writes: list[np.ndarray], m: Machine) -> np.ndarray:
+def ub_bank_cycles(reads: list[np.ndarray], writes: list[np.ndarray], m: AscendModel) -> np.ndarray:
     """Cycles per repeat spent on UB access: max over bank groups of the blocks read (resp.
     written) in it, plus ``rw_conflict_cycles`` when a read and a write of the repeat hit one bank.
 
@@ -106,7 +106,7 @@ def ub_bank_cycles(reads: list[np.ndarray], writes: list[np.ndarray], m: Machine
 class Pricer:
     """Cycles of one event from the machine model."""
 
-    def __init__(self, m: Machine, gm_bw: float):
+    def __init__(self, m: AscendModel, gm_bw: float):
         self.m = m
         self.gm_bw = gm_bw
 
@@ -140,7 +140,7 @@ class Pricer:
         return 1.0
 
 
-def simulate(events_per_core, m: Machine, *, gm_bytes: int = 0, gm_unique: int = 0, trace: bool = False) -> TimingResult:
+def simulate(events_per_core, m: AscendModel, *, gm_bytes: int = 0, gm_unique: int = 0, trace: bool = False) -> TimingResult:
     """Schedule every core's events; ``gm_bytes``/``gm_unique`` set the GM sharing model."""
     n = max(1, len(events_per_core))
     # HBM is shared by the cores that move GM data; cores of the launch that never touch GM

@@ -148,40 +148,6 @@ def call_graph_cycles(functions: dict[str, ir.Function]) -> set[str]:
     return out
 
 
-def branch_targets(module: ir.Module, fn: ir.Function) -> dict[str, tuple[str, ...]]:
-    """``ts: .branchtargets L0, L1, L2;`` tables of a function: name -> label names.
-
-    Read from the PTX text where there is one (the directive's span), else from the parsed
-    directive arguments."""
-    out: dict[str, tuple[str, ...]] = {}
-    for s in ir.walk(fn.body or ()):
-        if not isinstance(s, ir.Directive) or s.name not in ("calltargets", "branchtargets"):
-            continue
-        name, _, rest = s.args.partition(":")
-        names = tuple(x.strip() for x in rest.split(",") if x.strip())
-        text = _directive_text(module, s.span.line) if s.span is not None else None
-        if text is not None:
-            m = re.search(r"([\w$]+)\s*:\s*\.branchtargets\s+([^;]*);", text)
-            if m and m.group(1) == name.strip():
-                names = tuple(x.strip() for x in m.group(2).split(",") if x.strip())
-            elif ".branchtargets" not in text:
-                continue                  # a .calltargets list, not branch targets
-        out[name.strip()] = names
-    return out
-
-
-def _directive_text(module: ir.Module, line: int) -> str | None:
-    if not module.source or not line:
-        return None
-    lines = module.source.splitlines()
-    chunk = []
-    for k in range(line - 1, min(len(lines), line + 64)):
-        chunk.append(lines[k])
-        if ";" in lines[k]:
-            break
-    return "\n".join(chunk)
-
-
 @dataclass
 class FunctionInfo:
     """One function of the linked program: where its code, slots and registers are."""

@@ -1,10 +1,10 @@
-"""The SIMT machine for one kernel launch: registers over all threads of a batch of CTAs, the
+"""The SIMT state of one kernel launch (:class:`LaunchState`): registers over all threads of a batch of CTAs, the
 decoded program, the reconvergence stack and the run loop.
 
 Many warps run in lock step: every register is a numpy array over all threads of a batch of CTAs
 (``[T]``), and one decoded instruction is a closure that does a few numpy operations for all of
 them under an active mask. Divergence uses a stack of (pc, reconvergence pc, mask) entries whose
-reconvergence points are immediate post-dominators of the branch (:mod:`sim.ptx.cfg`), so all
+reconvergence points are immediate post-dominators of the branch (:mod:`isa.cfg`), so all
 threads that sit at the same pc on the same path run together, whatever warp or CTA they are in::
 
     @%p3 bra $L__BB0_9;     # some threads jump: top entry waits at the ipdom, two paths pushed
@@ -148,14 +148,15 @@ def imm_value(imm: ir.Immediate, t: str):
     return cd.type(v)
 
 
-class Machine:
-    """One launch of one kernel: decoded program plus state for a batch of CTAs."""
+class LaunchState:
+    """The state of one launch of one kernel: the decoded program, registers over all threads of a
+    batch of CTAs, the reconvergence stack and the run loop (kept between batches of the launch)."""
 
     def __init__(self, module: ir.Module, fn: ir.Function, grid, block, params: bytes,
                  param_offsets: dict[str, int], gmem: GlobalMemory, global_symbols: dict[str, int],
                  dynamic_shared: int, *, batch_threads: int = 16384, listeners=(), max_steps=None,
                  check_uninitialized: bool = True, check_races: bool = True):
-        from .cfg import reconvergence_points
+        from isa.cfg import Cfg
 
         self.module = module
         self.fn = fn
@@ -175,9 +176,7 @@ class Machine:
         self.problems = ProblemLog()
         self.max_steps = max_steps
         self.steps = 0
-        self.listeners = list(listeners)
-        self.mem_listeners = self.listeners
-        self.all_listeners = [l for l in self.listeners if not getattr(l, "memory_only", False)]
+        self._set_listeners(listeners)
         self.check_uninit = check_uninitialized
         self.bytes_load: dict[str, int] = {}
         self.bytes_store: dict[str, int] = {}
@@ -255,7 +254,7 @@ class Machine:
         for info in self.funcs:
             self.cur = info
             self.reconv += [r if r < 0 else r + info.base
-                             for r in reconvergence_points(info.fn, self.branch_table(info))]
+                             for r in Cfg(info.fn, self.branch_table(info)).reconvergence_pcs()]
         from isa.ptx.opcodes import split
         from isa.semantics import describe
 
@@ -281,13 +280,21 @@ class Machine:
         self._event_const: list = [None] * n
         self._warp_parts: dict = {}
 
+    def _set_listeners(self, listeners) -> None:
+        """``mem_listeners`` is non-empty when any listener wants memory accesses (memory ops test
+        it before building an access event); ``all_listeners`` take one event per executed
+        instruction, ``access_listeners`` (``memory_only``) one per memory access."""
+        self.listeners = list(listeners)
+        self.mem_listeners = self.listeners
+        self.all_listeners = [l for l in self.listeners if not getattr(l, "memory_only", False)]
+        self.access_listeners = [l for l in self.listeners if getattr(l, "memory_only", False)]
+        self._parts = None
+
     def relaunch(self, gmem: GlobalMemory, listeners=()) -> None:
         """Make a decoded machine ready for another launch with the same program, geometry and
         parameter bytes (``run_kernel``'s decode cache): new global memory, listeners, counters."""
         self.gmem = gmem
-        self.listeners = list(listeners)
-        self.mem_listeners = self.listeners
-        self.all_listeners = [l for l in self.listeners if not getattr(l, "memory_only", False)]
+        self._set_listeners(listeners)
         self.problems = ProblemLog()
         self.steps = 0
         self.aborted = False
@@ -416,11 +423,11 @@ class Machine:
 
     def branch_table(self, info=None) -> dict[str, tuple[str, ...]]:
         """``.branchtargets`` lists of a function (default: the one being decoded)."""
-        from .calls import branch_targets
+        from isa.cfg import branch_tables
 
         info = info or self.cur
         if not hasattr(info, "_targets"):
-            info._targets = branch_targets(self.module, info.fn)
+            info._targets = branch_tables(info.fn)
         return info._targets
 
     # ------------------------------------------------------------------ operand decoding
@@ -838,7 +845,22 @@ class Machine:
             self.emit(pc, lanes, space=space, kind=kind, width=width, addresses=addr)
 
     def emit(self, pc: int, lanes: np.ndarray, *, space=None, kind=None, width=0, addresses=None) -> None:
-        """Build one :class:`sim.events.InstructionEvent` for ``lanes`` and hand it to listeners."""
+        """One memory access of instruction ``pc`` by ``lanes`` (``kind`` given): handed to the
+        ``memory_only`` listeners at once and, while the run loop collects for listeners of every
+        instruction, kept as one of the accesses of that instruction's single event."""
+        ev = self._event(pc, lanes, space, kind, width, addresses)
+        if ev is not None:
+            self._deliver_access(ev)
+
+    def _deliver_access(self, ev) -> None:
+        if self._parts is not None:
+            self._parts.append(ev)
+        for l in self.access_listeners:
+            l(ev)
+
+    def _event(self, pc: int, lanes: np.ndarray, space, kind, width, addresses, count: bool = False):
+        """A :class:`sim.events.InstructionEvent` for ``lanes`` (None when no warp has one);
+        ``count`` numbers it in each warp's stream (``seq``) and advances the streams."""
         from sim.events import InstructionEvent
 
         const = self._event_const[pc]
@@ -849,30 +871,65 @@ class Machine:
             if parts is None or parts[0] != self.cta_base:
                 parts = self._full_parts = self._full_event_parts()
             a2 = None if addresses is None else np.asarray(addresses, np.uint64).reshape(-1, WARP)
-            ev = InstructionEvent(self.kernel, pc, const[0], const[1], parts[2], parts[3], parts[1], space, kind,
-                                  width, a2, const[2])
-            for l in (self.mem_listeners if kind is not None else self.all_listeners):
-                l(ev)
+            seq = None
+            if count:
+                seq = self.warp_seq.copy()
+                self.warp_seq += 1
+            return InstructionEvent(self.kernel, pc, const[0], const[1], parts[2], parts[3], parts[1], space, kind,
+                                    width, a2, const[2], seq)
+        act = np.zeros(self.T, bool)
+        act[lanes] = True
+        act = act.reshape(-1, WARP)
+        w = np.flatnonzero(act.any(axis=1))
+        if len(w) == 0:
+            return None
+        act = act[w]
+        a2 = None
+        if addresses is not None:
+            full = np.zeros(self.T, np.uint64)
+            full[lanes] = addresses
+            a2 = full.reshape(-1, WARP)[w]
+        seq = None
+        if count:
+            seq = self.warp_seq[w]
+            self.warp_seq[w] += 1
+        return InstructionEvent(self.kernel, pc, const[0], const[1],
+                                (self.cta_base + (w * WARP) // self.tpc).astype(np.int64),
+                                ((w * WARP) % self.tpc // WARP).astype(np.int64), act, space, kind, width, a2,
+                                const[2], seq)
+
+    def _batch_warps(self, ev) -> np.ndarray:
+        """Index of each warp of ``ev`` within the batch (ascending, as events list them)."""
+        return (ev.ctas - self.cta_base) * (self.tpc // WARP) + ev.warps
+
+    def _emit_instruction(self, pc: int, lanes: np.ndarray) -> None:
+        """The one event of an executed instruction (warps with a lane in the stack entry's mask):
+        for a memory instruction it carries the accesses its op reported (``accesses``), the first
+        access's space, kind and width and the lanes and addresses of the accesses of that kind."""
+        parts, self._parts = self._parts, None
+        ev = self._event(pc, lanes, None, None, 0, None, count=True)
+        if ev is None:
             return
-        else:
-            act = np.zeros(self.T, bool)
-            act[lanes] = True
-            act = act.reshape(-1, WARP)
-            w = np.flatnonzero(act.any(axis=1))
-            if len(w) == 0:
-                return
-            act = act[w]
-            a2 = None
-            if addresses is not None:
-                full = np.zeros(self.T, np.uint64)
-                full[lanes] = addresses
-                a2 = full.reshape(-1, WARP)[w]
-        ev = InstructionEvent(self.kernel, pc, const[0], const[1],
-                              (self.cta_base + (w * WARP) // self.tpc).astype(np.int64),
-                              ((w * WARP) % self.tpc // WARP).astype(np.int64), act, space, kind, width, a2,
-                              const[2])
-        targets = self.mem_listeners if kind is not None else self.all_listeners
-        for l in targets:
+        if parts:
+            from dataclasses import replace
+
+            first = parts[0]
+            if len(parts) == 1 and len(first.warps) == len(ev.warps):
+                ev = replace(first, seq=ev.seq, accesses=(first,))
+            else:
+                evb = self._batch_warps(ev)
+                act = np.zeros(ev.active.shape, bool)
+                addr = np.zeros(ev.active.shape, np.uint64)
+                for p in parts:
+                    if (p.space, p.kind, p.width) != (first.space, first.kind, first.width):
+                        continue
+                    i = np.searchsorted(evb, self._batch_warps(p))
+                    act[i] |= p.active
+                    if p.addresses is not None:
+                        addr[i] = np.where(p.active, p.addresses, addr[i])
+                ev = replace(ev, space=first.space, kind=first.kind, width=first.width, active=act,
+                             addresses=addr, accesses=tuple(parts))
+        for l in self.all_listeners:
             l(ev)
 
     def emit_warps(self, pc: int, w: np.ndarray, *, space, kind, width, addresses) -> None:
@@ -897,10 +954,9 @@ class Machine:
             for a in (act, ctas, warps):
                 a.setflags(write=False)
             parts = self._warp_parts[key] = (act, ctas, warps)
-        ev = InstructionEvent(self.kernel, pc, const[0], const[1], parts[1], parts[2], parts[0], space, kind, width,
-                              np.asarray(addresses, np.uint64).reshape(len(w), WARP), const[2])
-        for l in (self.mem_listeners if kind is not None else self.all_listeners):
-            l(ev)
+        self._deliver_access(InstructionEvent(self.kernel, pc, const[0], const[1], parts[1], parts[2], parts[0],
+                                              space, kind, width,
+                                              np.asarray(addresses, np.uint64).reshape(len(w), WARP), const[2]))
 
     _full_parts = None
 
@@ -965,6 +1021,7 @@ class Machine:
         self.bar_parked = {}         # barrier id -> [(stack entry, its bar.sync pc)]
         self.parked_ids = set()      # id() of parked stack entries (not runnable siblings)
         self.commit_groups = 0
+        self.warp_seq = np.zeros(self.T // WARP, np.int64)   # per warp: events emitted so far
 
     def _run_batch(self, start: int) -> None:
         self._reset_batch(start)
@@ -989,12 +1046,15 @@ class Machine:
             pct[pc] += top[3]
             self.steps += 1
             if listen:
-                self.emit(pc, self.lanes_of(top[5]))
+                lanes = self.lanes_of(top[5])
+                self._parts = []
             if kind == 0:
                 fn(top[5])
                 top[0] = pc + 1
             else:
                 fn(self, stack, top)
+            if listen:
+                self._emit_instruction(pc, lanes)
             if max_steps is not None and self.steps > max_steps:
                 ins = self.instructions[pc]
                 self.problems.add(pc, Problem("max_steps", self.kernel, str(ins).strip(), ins.span.line,
@@ -1097,4 +1157,4 @@ def to_generic(space: str, addr: int) -> int:
     return addr if space == "global" else WINDOWS[space] + addr
 
 
-__all__ = ["Machine", "Writer", "SINK", "GLOBAL_BASE", "to_generic", "imm_value"]
+__all__ = ["LaunchState", "Writer", "SINK", "GLOBAL_BASE", "to_generic", "imm_value"]

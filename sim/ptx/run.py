@@ -26,7 +26,7 @@ from isa.errors import InputError
 
 from .dtypes import compute_dtype, nbytes
 from .init import flatten_initializer
-from .machine import Machine
+from .machine import LaunchState
 from .memory import GlobalMemory
 from .problems import Problem
 
@@ -132,7 +132,7 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
     if M is not None:
         M.relaunch(gmem, listeners)
     else:
-        M = Machine(module, fn, grid, block, bytes(params), offsets, gmem, global_symbols, dynamic_shared_bytes,
+        M = LaunchState(module, fn, grid, block, bytes(params), offsets, gmem, global_symbols, dynamic_shared_bytes,
                     batch_threads=batch_threads, listeners=listeners, max_steps=max_steps,
                     check_uninitialized=check_uninitialized, check_races=check_races)
         _remember(module, key, M)
@@ -158,7 +158,7 @@ _DECODED: dict[int, tuple] = {}
 _PER_MODULE = 4
 
 
-def _cached(module: ir.Module, key) -> Machine | None:
+def _cached(module: ir.Module, key) -> LaunchState | None:
     """A machine decoded for the same module, kernel, geometry and parameter bytes, if any.
 
     Decoding (layout, register files, one closure per instruction) costs 10-30 ms per launch;
@@ -175,7 +175,7 @@ def _cached(module: ir.Module, key) -> Machine | None:
     return M
 
 
-def _remember(module: ir.Module, key, M: Machine) -> None:
+def _remember(module: ir.Module, key, M: LaunchState) -> None:
     entry = _DECODED.get(id(module))
     if entry is None or entry[0]() is not module:
         mid = id(module)
@@ -213,7 +213,7 @@ def _param_bytes(p: ir.Variable, a, i: int, gmem: GlobalMemory, buf_of_param) ->
         raise InputError(f"argument {i} ({a!r}) does not fit parameter {p.name} (.{p.type})") from None
 
 
-def _stats(M: Machine, mstats) -> dict:
+def _stats(M: LaunchState, mstats) -> dict:
     opcodes: dict[str, int] = {}
     threads_by_op: dict[str, int] = {}
     lines: dict[int, int] = {}

@@ -10,7 +10,7 @@ from analyzer.dynamic import first_failure
 from analyzer.params import resolve
 from analyzer.report import analyze_function
 from tests.isa.ptx_helpers import kernel
-from tests.analyzer.test_cfg import NESTED
+from tests.isa.test_cfg import NESTED
 
 
 def _report(path, params=None, grid=None, block=None, name=None):

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import isa
-from analyzer.cfg import Block, Cfg
+from isa.cfg import Block, Cfg
 from analyzer.dataflow import Dataflow
 from isa.ir import Register
 from tests.conftest import EXAMPLES, corpus_ptx_files

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CORPUS, EXAMPLES, corpus_or_skip, corpus_ptx_files
-from tui.analysis import backward_loops, class_label, match_pattern
+from isa.cfg import Cfg
+from tui.analysis import cfg_loops, class_label, match_pattern
 from tui.highlight import tokens
 from tui.model import kernel_range, load_file
 from tui.synthetic import synthetic_ptx
@@ -51,8 +52,12 @@ def test_synthetic_file_has_two_nested_loops(tmp_path):
     assert lf.error is None and len(lf.kernels) == 1
     doc = lf.kernels[0]
     assert len(doc.lines) > 4000
-    loops = backward_loops(doc.fn)
+    loops = doc.analysis.loops
     assert len(loops) == 1 and len(loops[0].children) == 1
+    # the inspector's loops are the CFG's (one graph for analyzer, simulator and inspector)
+    cfg = Cfg(doc.fn)
+    assert {l.header for l in doc.analysis.loops_flat()} == set(cfg.loops)
+    assert [(l.first, l.last, l.depth) for l in cfg_loops(cfg)] == [(l.first, l.last, l.depth) for l in loops]
     inner = loops[0].children[0]
     assert inner.depth == 2
     fma = next(i for i, ins in enumerate(doc.fn.instructions) if ins.opcode == "fma")

@@ -110,16 +110,16 @@ def test_emit_warps_equals_emit_of_their_lanes():
                                                         np.int32(0)])
     M = next(iter(runmod._DECODED[id(module)][1].values()))
     got, want = [], []
-    M.mem_listeners = [got.append]
+    M.mem_listeners = M.access_listeners = [got.append]
     M.cta_base = 0
     rng = np.random.default_rng(1)
     for w in (np.array([1, 3, 4]), np.arange(M.T // 32)):
         addr = rng.integers(0, 1 << 40, (len(w), 32), dtype=np.uint64)
         M.emit_warps(4, w, space="global", kind="load", width=8, addresses=addr)
-        M.mem_listeners = [want.append]
+        M.mem_listeners = M.access_listeners = [want.append]
         M.emit(4, (w[:, None] * 32 + np.arange(32)).reshape(-1), space="global", kind="load", width=8,
                addresses=addr.reshape(-1))
-        M.mem_listeners = [got.append]
+        M.mem_listeners = M.access_listeners = [got.append]
     assert len(got) == len(want) == 2
     for g, e in zip(got, want):
         for f in ("kernel", "pc", "opcode", "unit", "space", "kind", "width", "line"):

@@ -1,7 +1,10 @@
-"""Basic blocks, the control-flow graph, dominators, natural loops and DOT.
+"""The one control-flow graph of a function: basic blocks, edges, dominators, post-dominators,
+natural loops and DOT. The analyzer (counts, dataflow), the PTX simulator (reconvergence points)
+and the inspector (loops) all read this graph.
 
-A block starts at the function entry, at every label that is a branch target, and after every
-branch or return; it holds a range of indices into ``Function.instructions``::
+A block starts at the function entry, at every label that is a branch target (``bra`` targets and
+the labels of the ``.branchtargets`` table a ``brx.idx`` names), and after every branch or
+return; it holds a range of indices into ``Function.instructions``::
 
     $L__BB0_4:                        <- block 3 starts here (a branch target)
         fma.rn.f32  %f14, %f13, %f12, %f29;
@@ -9,10 +12,13 @@ branch or return; it holds a range of indices into ``Function.instructions``::
         @%p6 bra    $L__BB0_4;        <- block 3 ends: edges to block 3 (taken) and block 4 (fall through)
 
 Nodes are block ids (0 = entry); an edge's ``kind`` is ``taken``, ``fallthrough`` or ``jump``
-(an unconditional branch). The graph is kept as adjacency lists (``succ``, ``pred``, ``edge_kind``);
-``graph`` gives it as a networkx ``DiGraph`` on demand. Dominators come from the iterative
-algorithm of Cooper, Harvey and Kennedy. Loops are natural loops of back edges (an edge whose
-target dominates its source); loops that share a header are merged. ``depth`` counts enclosing loops.
+(an unconditional branch; every target of an unguarded ``brx.idx`` is ``taken``). The graph is
+kept as adjacency lists (``succ``, ``pred``, ``edge_kind``); blocks that can leave the function
+(``ret``/``exit``/``trap``, guarded or not) are in ``exits``. ``graph`` gives it as a networkx
+``DiGraph`` on demand. Dominators come from the iterative algorithm of Cooper, Harvey and Kennedy;
+post-dominators from the same algorithm on the reversed graph with a virtual exit. Loops are
+natural loops of back edges (an edge whose target dominates its source); loops that share a
+header are merged. ``depth`` counts enclosing loops.
 """
 
 from __future__ import annotations
@@ -20,10 +26,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from isa.ir import Function, Instruction, Symbol
+from isa.ir import Directive, Function, Instruction, Register, Symbol, walk
 
 _BRANCH_OPCODES = frozenset({"bra", "brx"})
 _END_OPCODES = frozenset({"ret", "exit", "trap"})
+
+#: the virtual exit node of the post-dominator tree (every block in ``exits`` reaches it)
+EXIT = -1
 
 
 @dataclass
@@ -47,11 +56,26 @@ class Loop:
     children: list[int] = field(default_factory=list)
 
 
-def _targets(ins: Instruction, labels: dict[str, int]) -> list[str]:
+def branch_tables(fn: Function) -> dict[str, tuple[str, ...]]:
+    """The ``.branchtargets`` tables of ``fn``: ``ts: .branchtargets L0, L1, L2;`` gives
+    ``{"ts": ("L0", "L1", "L2")}``."""
+    out: dict[str, tuple[str, ...]] = {}
+    for s in walk(fn.body or ()):
+        if isinstance(s, Directive) and s.name == "branchtargets":
+            name, _, rest = s.args.partition(":")
+            out[name.strip()] = tuple(x.strip() for x in rest.split(",") if x.strip())
+    return out
+
+
+def _targets(ins: Instruction, labels: dict[str, int], tables: dict[str, tuple[str, ...]]) -> list[str]:
+    """Label names a branch can go to: the label of ``bra L``, the table entries of ``brx.idx %r, ts``."""
     out = []
     for op in ins.operands:
-        if isinstance(op, Symbol) and op.name in labels:
-            out.append(op.name)
+        if isinstance(op, (Symbol, Register)):
+            if op.name in labels:
+                out.append(op.name)
+            elif ins.opcode == "brx" and op.name in tables:
+                out.extend(t for t in tables[op.name] if t in labels)
     return out
 
 
@@ -66,17 +90,18 @@ def is_end(ins: Instruction) -> bool:
 class Cfg:
     """The control-flow graph of one function."""
 
-    def __init__(self, fn: Function):
+    def __init__(self, fn: Function, branch_tables: dict[str, tuple[str, ...]] | None = None):
         self.fn = fn
         ins = fn.instructions
         labels = fn.labels
+        self.tables = tables = globals()["branch_tables"](fn) if branch_tables is None else branch_tables
         index_label = {}
         for name, idx in labels.items():
             index_label.setdefault(idx, name)
         targets: set[int] = set()
         for i in ins:
             if is_branch(i):
-                targets.update(labels[t] for t in _targets(i, labels))
+                targets.update(labels[t] for t in _targets(i, labels, tables))
         starts = {0} | {t for t in targets if t < len(ins)}
         for k, i in enumerate(ins):
             if (is_branch(i) or i.opcode in _END_OPCODES) and k + 1 < len(ins):
@@ -96,6 +121,7 @@ class Cfg:
         self.succ: list[list[int]] = [[] for _ in self.blocks]
         self.pred: list[list[int]] = [[] for _ in self.blocks]
         self.edge_kind: dict[tuple[int, int], str] = {}
+        self.exits: set[int] = set()
 
         def add_edge(u: int, v: int, kind: str) -> None:
             if (u, v) not in self.edge_kind:
@@ -109,16 +135,27 @@ class Cfg:
             last = ins[b.end - 1]
             nxt = b.id + 1 if b.id + 1 < len(self.blocks) else None
             if is_branch(last):
-                dests = [start_block[labels[t]] for t in _targets(last, labels) if labels[t] in start_block]
-                conditional = last.guard is not None or last.opcode == "brx"
+                dests = list(dict.fromkeys(start_block[labels[t]] for t in _targets(last, labels, tables)
+                                           if labels[t] in start_block))
+                conditional = last.guard is not None or len(dests) > 1
                 for d in dests:
                     add_edge(b.id, d, "taken" if conditional else "jump")
-                if conditional and nxt is not None and (b.id, nxt) not in self.edge_kind:
-                    add_edge(b.id, nxt, "fallthrough")
-            elif is_end(last):
-                pass
+                if last.guard is not None and (b.id, nxt) not in self.edge_kind:
+                    if nxt is not None:
+                        add_edge(b.id, nxt, "fallthrough")
+                    else:
+                        self.exits.add(b.id)
+                if not dests:              # a branch to no known label leaves what we can follow
+                    self.exits.add(b.id)
+            elif last.opcode in _END_OPCODES:
+                self.exits.add(b.id)
+                if last.guard is not None:
+                    if nxt is not None:
+                        add_edge(b.id, nxt, "fallthrough")
             elif nxt is not None:
                 add_edge(b.id, nxt, "fallthrough")
+            else:
+                self.exits.add(b.id)       # runs off the end
 
     @cached_property
     def graph(self):
@@ -180,43 +217,7 @@ class Cfg:
         """
         if not self.blocks:
             return {}
-        post: list[int] = []
-        seen = {0}
-        stack = [(0, iter(self.succ[0]))]
-        while stack:
-            node, it = stack[-1]
-            for v in it:
-                if v not in seen:
-                    seen.add(v)
-                    stack.append((v, iter(self.succ[v])))
-                    break
-            else:
-                stack.pop()
-                post.append(node)
-        rank = {b: i for i, b in enumerate(post)}
-        rpo = post[::-1]
-        idom = {0: 0}
-        changed = True
-        while changed:
-            changed = False
-            for b in rpo[1:]:
-                new = None
-                for p in self.pred[b]:
-                    if p not in idom:
-                        continue
-                    if new is None:
-                        new = p
-                        continue
-                    a = p
-                    while a != new:  # intersect in the dominator tree
-                        while rank[a] < rank[new]:
-                            a = idom[a]
-                        while rank[new] < rank[a]:
-                            new = idom[new]
-                if idom.get(b) != new:
-                    idom[b] = new
-                    changed = True
-        return idom
+        return _dominators(0, dict(enumerate(self.succ)), dict(enumerate(self.pred)))
 
     def dominates(self, a: int, b: int) -> bool:
         """Whether block ``a`` dominates block ``b``."""
@@ -230,6 +231,67 @@ class Cfg:
             if p == b:
                 return False
             b = p
+
+    @cached_property
+    def ipdom(self) -> dict[int, int]:
+        """Immediate post-dominators: block -> block, or :data:`EXIT` (the virtual exit).
+
+        Blocks that cannot reach an exit (an endless loop) are tied to the exit, so that every
+        block has one; the entry of the reversed graph is :data:`EXIT`, which maps to itself."""
+        n = len(self.blocks)
+        if not n:
+            return {}
+        # reversed graph: EXIT -> exit blocks, and v -> u for every edge u -> v
+        rsucc: dict[int, list[int]] = {EXIT: sorted(self.exits)}
+        rpred: dict[int, list[int]] = {b: [] for b in range(n)}
+        rpred[EXIT] = []
+        for u in range(n):
+            rsucc.setdefault(u, [])
+        for u in range(n):
+            for v in self.succ[u]:
+                rsucc[v].append(u)
+                rpred[u].append(v)
+        for b in sorted(self.exits):
+            rpred[b].append(EXIT)
+
+        def reach() -> set[int]:
+            seen = {EXIT}
+            stack = [EXIT]
+            while stack:
+                for v in rsucc[stack.pop()]:
+                    if v not in seen:
+                        seen.add(v)
+                        stack.append(v)
+            return seen
+
+        seen = reach()
+        for b in range(n):               # blocks of endless loops: tied to EXIT
+            if b not in seen:
+                rsucc[EXIT].append(b)
+                rpred[b].append(EXIT)
+        return _dominators(EXIT, rsucc, rpred)
+
+    def reconvergence_point(self, block: int) -> int:
+        """The instruction index where the paths leaving ``block`` meet again (the start of its
+        immediate post-dominator), or :data:`EXIT` when they meet only by leaving the function."""
+        d = self.ipdom.get(block, EXIT)
+        return EXIT if d == EXIT else self.blocks[d].start
+
+    def reconvergence_pcs(self) -> list[int]:
+        """For each instruction index: where the threads that diverge at it meet again, if it is a
+        branch or a guarded return (the start of its block's immediate post-dominator, or
+        :data:`EXIT`); :data:`EXIT` for every other instruction. The PTX simulator's SIMT stack
+        waits there::
+
+            @%p6 bra $L__BB0_4;     # divergent: both paths run, then meet at the ipdom
+        """
+        out = [EXIT] * len(self.fn.instructions)
+        for b in self.blocks:
+            if len(b):
+                k = b.end - 1
+                if self.fn.instructions[k].opcode in _BRANCH_OPCODES | _END_OPCODES:
+                    out[k] = self.reconvergence_point(b.id)
+        return out
 
     @cached_property
     def back_edges(self) -> list[tuple[int, int]]:
@@ -319,6 +381,47 @@ class Cfg:
             out.append(f"  B{u} -> B{v} [{', '.join(attrs)}];")
         out.append("}")
         return "\n".join(out) + "\n"
+
+
+def _dominators(root: int, succ: dict[int, list[int]], pred: dict[int, list[int]]) -> dict[int, int]:
+    """Immediate dominators of the nodes reachable from ``root`` (Cooper, Harvey and Kennedy)."""
+    post: list[int] = []
+    seen = {root}
+    stack = [(root, iter(succ[root]))]
+    while stack:
+        node, it = stack[-1]
+        for v in it:
+            if v not in seen:
+                seen.add(v)
+                stack.append((v, iter(succ[v])))
+                break
+        else:
+            stack.pop()
+            post.append(node)
+    rank = {b: i for i, b in enumerate(post)}
+    idom = {root: root}
+    changed = True
+    while changed:
+        changed = False
+        for b in post[-2::-1]:
+            new = None
+            for p in pred[b]:
+                if p not in idom:
+                    continue
+                if new is None:
+                    new = p
+                    continue
+                a = p
+                while a != new:  # intersect in the dominator tree
+                    while rank[a] < rank[new]:
+                        a = idom[a]
+                    while rank[new] < rank[a]:
+                        new = idom[new]
+                new = a
+            if idom.get(b) != new:
+                idom[b] = new
+                changed = True
+    return idom
 
 
 def _esc(s: str) -> str:

@@ -1,0 +1,1 @@
+"""Timing models for the PTX simulator (the H200): occupancy, and the SM model built on the events."""
