@@ -150,9 +150,21 @@ class Pair:
 
 @dataclass(frozen=True)
 class Negated:
-    """A negated predicate source ``!%p1``."""
+    """A negated predicate source ``!%p1``, or with ``minus`` an arithmetically negated source
+    (``vmad.s32.s32.s32 %r1, -%r2, %r3, %r4;``)."""
 
     operand: Operand
+    span: Span = _span()
+    minus: bool = False
+
+
+@dataclass(frozen=True)
+class Sum:
+    """A register (or symbol) plus a constant as a source operand: ``st.u64 [x], temp + 1;``
+    (ptxas accepts it wherever a register source is allowed)."""
+
+    base: Operand
+    offset: int
     span: Span = _span()
 
 
@@ -164,7 +176,7 @@ class OperandList:
     span: Span = _span()
 
 
-Operand = Union[Register, Immediate, Symbol, Expression, Address, Vector, Sink, Pair, Negated, OperandList]
+Operand = Union[Register, Immediate, Symbol, Expression, Address, Vector, Sink, Pair, Negated, Sum, OperandList]
 
 
 # --------------------------------------------------------------------------------------------
@@ -489,6 +501,14 @@ class Module:
     @property
     def variables(self) -> list[Variable]:
         return [i for i in self.items if isinstance(i, Variable)]
+
+    @property
+    def static_variables(self) -> list[Variable]:
+        """Module variables and the ``.global``/``.const`` variables declared inside functions
+        (``{ .global .u32 counter; ... }``), which have static storage like module ones."""
+        inner = [d for f in self.functions for d in f.declarations
+                 if isinstance(d, Variable) and d.space in ("global", "const")]
+        return self.variables + inner
 
     @property
     def files(self) -> dict[int, FileEntry]:
