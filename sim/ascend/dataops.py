@@ -113,7 +113,8 @@ def _copy(ins, machine):
             _view2d(db, do, n, blen, ds)[...] = _view2d(sb, so, n, blen, ss).copy()
         reads = [(src_space, src, s_hi)] if src_space != "gm" else []
         writes = [(dst_space, dst, d_hi)] if dst_space != "gm" else []
-        return ("move", path, n * blen), reads, writes
+        span = (src, s_hi) if src_space == "gm" else (dst, d_hi) if dst_space == "gm" else None
+        return ("move", path, n * blen, span), reads, writes
     return impl
 
 
@@ -140,15 +141,17 @@ def _copy_align(ins, machine):
             sb, so = _gm(c, src, src + (n - 1) * ss + ln, op)
             db, do = _local(c, "ub", dst, dst + (n - 1) * ds + ln, op)
             rng = ("ub", dst, dst + (n - 1) * ds + ln)
+            span = (src, src + (n - 1) * ss + ln)
         else:
             ss, ds = ub_row + sgap * 32, ln + dgap
             c.check_align("ub", src, op)
             sb, so = _local(c, "ub", src, src + (n - 1) * ss + ln, op)
             db, do = _gm(c, dst, dst + (n - 1) * ds + ln, op)
             rng = ("ub", src, src + (n - 1) * ss + ln)
+            span = (dst, dst + (n - 1) * ds + ln)
         if c.functional:
             _view2d(db, do, n, ln, ds)[...] = _view2d(sb, so, n, ln, ss).copy()
-        return ("move", path, n * ln), ([] if to_ub else [rng]), ([rng] if to_ub else [])
+        return ("move", path, n * ln, span), ([] if to_ub else [rng]), ([rng] if to_ub else [])
     return impl
 
 
@@ -168,17 +171,20 @@ def _nd2nz(ins, machine):
         _need(nd >= 1 and nv >= 0 and dv >= 0, f"{op}: ndNum/nValue/dValue must be positive")
         c.check_align("l1", dst, op)
         if nv == 0 or dv == 0:
-            return ("move", "gm->l1", 0), [], []
+            return ("move", "gm->l1", 0, None), [], []
         _need(s_d >= dv, f"{op}: srcDValue {s_d} is smaller than dValue {dv}")
         d1 = (dv + c0 - 1) // c0
         total = 0
         writes = []
+        lo_all, hi_all = None, None
         for i in range(nd):
             s0 = src + i * s_mat * size
             d0 = dst + i * d_mat * size
             s_hi = s0 + ((nv - 1) * s_d + dv) * size
             d_hi = d0 + (d1 - 1) * c0s * 32 + (nv - 1) * ns * 32 + 32
             sb, so = _gm(c, s0, s_hi, op)
+            lo_all = s0 if lo_all is None else min(lo_all, s0)
+            hi_all = s_hi if hi_all is None else max(hi_all, s_hi)
             db, do = _local(c, "l1", d0, d_hi, op)
             if c.functional:
                 rows = _view2d(sb, so, nv, dv * size, s_d * size)
@@ -188,7 +194,7 @@ def _nd2nz(ins, machine):
                 out[...] = pad.reshape(nv, d1, 32).transpose(1, 0, 2)
             total += nv * dv * size
             writes.append(("l1", d0, d_hi))
-        return ("move", "gm->l1", total), [], writes
+        return ("move", "gm->l1", total, (lo_all, hi_all)), [], writes
     return impl
 
 
@@ -223,7 +229,7 @@ def _load2d(ins, machine):
                 frac = frac.view(np.uint16).reshape(rep, 16, 16).transpose(0, 2, 1).reshape(rep, 256) \
                     .copy().view(np.uint8)
             as_strided(db[dst:], shape=(rep, 512), strides=((1 + dgap) * 512, 1))[...] = frac
-        return ("move", path, rep * 512), [("l1", min(s_lo, s_hi - 512), s_hi)], [(dst_space, dst, d_hi)]
+        return ("move", path, rep * 512, None), [("l1", min(s_lo, s_hi - 512), s_hi)], [(dst_space, dst, d_hi)]
     return impl
 
 
@@ -252,7 +258,7 @@ def _load2d_t(ins, machine):
             out = as_strided(c.buffers[dst_space][dst:], shape=(rep, 2, 512),
                              strides=(dstr * 512, (1 + fgap) * 512, 1))
             out[...] = t
-        return ("move", path, rep * 1024), [("l1", s_lo, s_hi)], [(dst_space, dst, d_hi)]
+        return ("move", path, rep * 1024, None), [("l1", s_lo, s_hi)], [(dst_space, dst, d_hi)]
     return impl
 
 
@@ -394,7 +400,7 @@ def _fixpipe(ins, machine):
                 y = np.maximum(y, np.zeros((), dtype=y.dtype))
             _view2d(db, do, m, n * osize, dstr * osize)[...] = np.ascontiguousarray(y).view(np.uint8) \
                 .reshape(m, n * osize)
-        return ("move", "l0c->gm", m * n * osize), [("l0c", src, s_hi)], []
+        return ("move", "l0c->gm", m * n * osize, (dst, d_hi)), [("l0c", src, s_hi)], []
     return impl
 
 

@@ -5,14 +5,14 @@ pipe instruction (plus set/wait/barrier); the timing model only prices and sched
 
     copy_gm_to_cbuf_multi_nd2nz_b16 l1[0], gm[%a], 0, 1, 128, 256, 0, 1024, 128, 1, 0
     Event(pipe='MTE2', kind='op', name='copy_gm_to_cbuf_multi_nd2nz_b16',
-          work=('move', 'gm->l1', 65536, (0, 0, 524288)), scal=14)
+          work=('move', 'gm->l1', 65536, (0x10000000, 0x10080000)), scal=14)
 """
 
 from __future__ import annotations
 
 
 class Event:
-    __slots__ = ("eid", "idx", "pipe", "kind", "name", "work", "key", "pair", "scal", "unit_dep", "unit_flag")
+    __slots__ = ("eid", "idx", "pipe", "kind", "name", "work", "key", "pair", "scal", "unit_dep", "unit_flag", "hbm", "hbm_share")
 
     def __init__(self, eid, idx, pipe, kind, name, work=None, key=None, pair=None, scal=0):
         self.eid = eid          # position in the core's event list
@@ -20,12 +20,14 @@ class Event:
         self.pipe = pipe        # S V M MTE1 MTE2 MTE3 FIX (or ALL for pipe_barrier PIPE_ALL)
         self.kind = kind        # op | set | wait | barrier
         self.name = name        # opcode as spelled
-        self.work = work        # ('mad', fractals, dtype) | ('move', path, bytes, gm) | ('vec', ...)
+        self.work = work        # ('mad', fractals, dtype) | ('move', path, bytes, GM span or None) | ('vec', ...)
         self.key = key          # (src, dst, event id) for set/wait
         self.pair = pair        # for a wait: eid of the set_flag it consumes
         self.scal = scal        # scalar instructions issued since the previous event (incl. this one)
         self.unit_dep = None    # for a FixPipe with unit flag: eid of the mad it streams from
         self.unit_flag = 0      # mad unitFlag / FixPipe unitFlagMode
+        self.hbm = 0            # for a GM transfer: bytes that go to or come from HBM (set by the L2 model)
+        self.hbm_share = 0.0    # HBM bytes/cycle this transfer gets (set by the timing model)
 
     def __repr__(self) -> str:
         return f"Event({self.eid}, {self.pipe}, {self.kind}, {self.name})"

@@ -13,9 +13,10 @@ Per core, one pass in program order:
   bytes / bandwidth of the path; vector = head + per repeat max(slope, UB bank cycles), where
   bank cycles follow ascend.md 5 (reads of one repeat that fall in the same bank group
   serialise, as do writes; a read and a write in the same bank add a cycle);
-* GM is shared: a GM transfer gets the smaller of the core's port bandwidth and its fair share
-  of HBM bandwidth (split over the cores that move GM data) for the bytes that miss L2 (first
-  touches; everything if the footprint is larger than L2).
+* GM is shared: a GM transfer streams at the core's port bandwidth, and the bytes that go to
+  HBM (L2 misses, dirty write-backs; an LRU L2 over the transfers of all cores in time order,
+  :mod:`sim.ascend.l2`) at the core's share of HBM bandwidth (split over the cores that move
+  GM data).
 
 A FixPipe with a unit flag streams from the ``mad`` it depends on: it can start once that mad
 started and ends no earlier than one fractal after it.
@@ -31,6 +32,7 @@ import numpy as np
 from isa.ascend.opcodes import PIPES
 from isa.errors import InputError
 
+from .l2 import L2
 from .machine import AscendModel
 
 FLAG_NAME = "{0}->{1} EVENT_ID{2}"
@@ -75,6 +77,9 @@ class TimingResult:
     gm_bytes_per_cycle: float
     slices: list[Slice] = field(default_factory=list)
     flows: list[tuple[Slice, Slice]] = field(default_factory=list)
+    l2_hit_rate: float = 0.0          # of GM bytes read
+    hbm_read_bytes: int = 0           # GM reads that missed L2
+    hbm_writeback_bytes: int = 0      # dirty L2 data written back during the kernel
 
 
 def ub_bank_cycles(reads: list[np.ndarray], writes: list[np.ndarray], m: AscendModel) -> np.ndarray:
@@ -104,11 +109,18 @@ def ub_bank_cycles(reads: list[np.ndarray], writes: list[np.ndarray], m: AscendM
 
 
 class Pricer:
-    """Cycles of one event from the machine model."""
+    """Cycles of one event from the machine model.
 
-    def __init__(self, m: AscendModel, gm_bw: float):
+    A GM transfer takes ``head + max(bytes / port, hbm_bytes / share)``: its bytes stream through
+    the core's port, and the part that goes to HBM (L2 misses read, dirty lines written back,
+    as :mod:`sim.ascend.l2` decides; ``Event.hbm``) gets its share of HBM bandwidth
+    (``Event.hbm_share``: HBM bandwidth / transfers streaming from HBM at the same time).
+    """
+
+    def __init__(self, m: AscendModel, gm_bw: float, with_l2: bool = True):
         self.m = m
         self.gm_bw = gm_bw
+        self.with_l2 = with_l2
 
     def __call__(self, ev) -> float:
         w = ev.work
@@ -122,7 +134,9 @@ class Pricer:
             path, nbytes = w[1], w[2]
             bw = m.mover_bw[path]
             if "gm" in path:
-                return m.mover_head + nbytes / min(bw, self.gm_bw)
+                if self.with_l2 and ev.hbm:
+                    return m.mover_head + max(nbytes / bw, ev.hbm / ev.hbm_share)
+                return m.mover_head + nbytes / bw
             return m.onchip_head + nbytes / bw
         if kind == "vec":
             _, name, reps, rblocks, wblocks, counter = w
@@ -140,94 +154,153 @@ class Pricer:
         return 1.0
 
 
+@dataclass
+class _CoreRun:
+    cycles: float
+    busy: dict
+    start_of: list
+    end_of: list
+    slices: list
+    flows: list
+
+
+def _schedule(core: int, events, m: AscendModel, price: Pricer, waits: dict | None, trace: bool) -> _CoreRun:
+    """One core's events through the scalar unit and its in-order pipe queues."""
+    busy = defaultdict(float)
+    slices: list[Slice] = []
+    flows = []
+    depth = m.queue_depth
+    lat = m.flag_latency
+    issue = m.issue_cycles
+    t_s = 0.0
+    free = {p: 0.0 for p in PIPES}
+    starts = {p: [] for p in PIPES}
+    set_time: dict[int, float] = {}
+    start_of = [0.0] * len(events)
+    end_of = [0.0] * len(events)
+    set_slice: dict[int, Slice] = {}
+    for ev in events:
+        t_s += ev.scal * issue
+        busy["S"] += ev.scal * issue
+        p = ev.pipe
+        kind = ev.kind
+        if p == "ALL":
+            t = max(t_s, max(free.values()))
+            t_s = t
+            for q in free:
+                free[q] = t
+            start_of[ev.eid] = end_of[ev.eid] = t
+            continue
+        if p == "S":
+            start = t_s
+            if kind == "wait":
+                t_s = max(t_s, set_time[ev.pair] + lat)
+                if waits is not None:
+                    _wait(waits, ev, t_s - start)
+            elif kind == "set":
+                set_time[ev.eid] = t_s
+            elif kind == "op":
+                d = price(ev)
+                t_s += d
+                busy["S"] += d
+            start_of[ev.eid], end_of[ev.eid] = start, t_s
+            if trace:
+                s = Slice(core, p, start, t_s, ev.name, ev.idx, ev.eid, kind)
+                slices.append(s)
+                _link(s, ev, set_slice, flows)
+            continue
+        st = starts[p]
+        if len(st) >= depth and st[-depth] > t_s:
+            t_s = st[-depth]
+        start = max(t_s, free[p])
+        if kind == "op":
+            d = price(ev)
+            if ev.unit_dep is not None:
+                dep = ev.unit_dep
+                start = max(start, start_of[dep] + m.mad_head)
+                tail = m.mover_head + 512.0 / m.mover_bw["l0c->gm"]  # the last 16x16 fractal
+                end = max(start + d, end_of[dep] + tail)
+            else:
+                end = start + d
+            busy[p] += end - start
+        elif kind == "set":
+            end = start
+            set_time[ev.eid] = start
+        elif kind == "wait":
+            end = max(start, set_time[ev.pair] + lat)
+            if waits is not None:
+                _wait(waits, ev, end - start)
+        else:  # single-pipe barrier: queue already in order
+            end = start
+        free[p] = end
+        st.append(start)
+        start_of[ev.eid], end_of[ev.eid] = start, end
+        if trace:
+            s = Slice(core, p, start, end, ev.name, ev.idx, ev.eid, kind)
+            slices.append(s)
+            _link(s, ev, set_slice, flows)
+    return _CoreRun(max([t_s] + list(free.values())), busy, start_of, end_of, slices, flows)
+
+
 def simulate(events_per_core, m: AscendModel, *, gm_bytes: int = 0, gm_unique: int = 0, trace: bool = False) -> TimingResult:
-    """Schedule every core's events; ``gm_bytes``/``gm_unique`` set the GM sharing model."""
+    """Schedule every core's events.
+
+    Two passes: the first prices every GM byte as an L2 hit and gives each transfer its start
+    time; the transfers of all cores then go through the L2 (:class:`sim.ascend.l2.L2`) in that
+    time order, which says how many bytes of each one come from (or go back to) HBM; the second
+    pass schedules again with those HBM bytes priced at the core's share of HBM bandwidth
+    (HBM bandwidth / cores that move GM data).
+    """
     n = max(1, len(events_per_core))
     # HBM is shared by the cores that move GM data; cores of the launch that never touch GM
     # (a grid larger than the work) take no share
     n_gm = max(1, sum(1 for events in events_per_core if _moves_gm(events)))
-    miss = 1.0 if gm_unique > m.l2_bytes else (min(1.0, gm_unique / gm_bytes) if gm_bytes else 1.0)
-    share = m.hbm_bytes_per_cycle / (n_gm * miss) if miss > 0 else float("inf")
+    share = m.hbm_bytes_per_cycle / n_gm
+    first = Pricer(m, share, with_l2=False)
+    order = []
+    for core, events in enumerate(events_per_core):
+        run = _schedule(core, events, m, first, None, False)
+        for ev in events:
+            if _is_gm_move(ev):
+                order.append((run.start_of[ev.eid], run.end_of[ev.eid], core, ev.eid))
+    order.sort()
+    l2 = L2(m.l2_bytes, m.gm_line)
+    streams = []
+    for start, end, core, eid in order:
+        ev = events_per_core[core][eid]
+        path, nbytes, span = ev.work[1], ev.work[2], ev.work[3]
+        miss, wb = l2.access(span if span is not None else (core, eid), nbytes, write=path.endswith("->gm"))
+        ev.hbm = miss + wb
+        ev.hbm_share = share
+        if ev.hbm:
+            streams.append((start, end, ev))
+    if streams:
+        # HBM bandwidth is split over the transfers that stream from (or to) HBM at the same time
+        # (counted in the first pass): a miss shared by few cores is not slowed as if all missed
+        s_arr = np.array(sorted(x[0] for x in streams))
+        e_arr = np.array(sorted(x[1] for x in streams))
+        mids = np.array([(a + b) / 2 for a, b, _ in streams])
+        k = np.searchsorted(s_arr, mids, side="right") - np.searchsorted(e_arr, mids, side="right")
+        for (_, _, ev), kk in zip(streams, k):
+            ev.hbm_share = m.hbm_bytes_per_cycle / max(1, int(kk))
     price = Pricer(m, share)
     busy = defaultdict(float)
     waits: dict[str, dict] = {}
     core_cycles = []
     slices: list[Slice] = []
     flows = []
-    depth = m.queue_depth
-    lat = m.flag_latency
-    issue = m.issue_cycles
     for core, events in enumerate(events_per_core):
-        t_s = 0.0
-        free = {p: 0.0 for p in PIPES}
-        starts = {p: [] for p in PIPES}
-        set_time: dict[int, float] = {}
-        start_of = [0.0] * len(events)
-        end_of = [0.0] * len(events)
-        set_slice: dict[int, Slice] = {}
-        for ev in events:
-            t_s += ev.scal * issue
-            busy["S"] += ev.scal * issue
-            p = ev.pipe
-            kind = ev.kind
-            if p == "ALL":
-                t = max(t_s, max(free.values()))
-                t_s = t
-                for q in free:
-                    free[q] = t
-                start_of[ev.eid] = end_of[ev.eid] = t
-                continue
-            if p == "S":
-                start = t_s
-                if kind == "wait":
-                    t_s = max(t_s, set_time[ev.pair] + lat)
-                    _wait(waits, ev, t_s - start)
-                elif kind == "set":
-                    set_time[ev.eid] = t_s
-                elif kind == "op":
-                    d = price(ev)
-                    t_s += d
-                    busy["S"] += d
-                start_of[ev.eid], end_of[ev.eid] = start, t_s
-                if trace:
-                    s = Slice(core, p, start, t_s, ev.name, ev.idx, ev.eid, kind)
-                    slices.append(s)
-                    _link(s, ev, set_slice, flows)
-                continue
-            st = starts[p]
-            if len(st) >= depth and st[-depth] > t_s:
-                t_s = st[-depth]
-            start = max(t_s, free[p])
-            if kind == "op":
-                d = price(ev)
-                if ev.unit_dep is not None:
-                    dep = ev.unit_dep
-                    start = max(start, start_of[dep] + m.mad_head)
-                    tail = m.mover_head + 512.0 / m.mover_bw["l0c->gm"]  # the last 16x16 fractal
-                    end = max(start + d, end_of[dep] + tail)
-                else:
-                    end = start + d
-                busy[p] += end - start
-            elif kind == "set":
-                end = start
-                set_time[ev.eid] = start
-            elif kind == "wait":
-                end = max(start, set_time[ev.pair] + lat)
-                _wait(waits, ev, end - start)
-            else:  # single-pipe barrier: queue already in order
-                end = start
-            free[p] = end
-            st.append(start)
-            start_of[ev.eid], end_of[ev.eid] = start, end
-            if trace:
-                s = Slice(core, p, start, end, ev.name, ev.idx, ev.eid, kind)
-                slices.append(s)
-                _link(s, ev, set_slice, flows)
-        core_cycles.append(max([t_s] + list(free.values())))
+        run = _schedule(core, events, m, price, waits, trace)
+        for k, v in run.busy.items():
+            busy[k] += v
+        core_cycles.append(run.cycles)
+        slices.extend(run.slices)
+        flows.extend(run.flows)
     cycles = max(core_cycles) if core_cycles else 0.0
     util = {p: (busy[p] / (cycles * n) if cycles else 0.0) for p in PIPES}
     return TimingResult(cycles, cycles / m.hz, core_cycles, {p: busy[p] for p in PIPES}, util, waits, gm_bytes,
-                        gm_unique, share, slices, flows)
+                        gm_unique, share, slices, flows, l2_hit_rate=l2.hit_rate, hbm_read_bytes=l2.miss_bytes,
+                        hbm_writeback_bytes=l2.writeback_bytes)
 
 
 def _wait(waits, ev, cycles):

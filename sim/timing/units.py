@@ -1,0 +1,92 @@
+"""Hardware units and queues with back-pressure, in cycles (floats: rates may be fractional).
+
+A :class:`Unit` is a pipe with an initiation interval: it accepts one piece of work when it is free
+and stays busy for the work's occupancy; it keeps its busy time for utilisation figures. A
+:class:`Queue` holds at most ``depth`` entries that have entered and not yet left; admitting one when
+it is full waits for the oldest to leave, and the wait is the caller's queue-full stall::
+
+    fma = Unit("fma", interval=2.0)              # 16 lanes per sub-partition: a warp every 2 clk
+    start = fma.reserve(10.0)                    # 10.0; the unit is then busy until 12.0
+    start = fma.reserve(11.0)                    # 12.0: one cycle of pipe throttle
+    q = Queue("store", depth=2)
+    t, waited = q.admit(0.0, leave=300.0)        # (0.0, 0.0)
+    q.admit(0.0, leave=300.0); q.admit(5.0, leave=600.0)   # third entry waits: (300.0, 295.0)
+
+Units hold no reporting code; stages and models read ``busy`` and record stalls themselves.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Unit:
+    """A pipe: ``interval`` cycles of occupancy per unit of work, ``free_at`` the next free cycle."""
+
+    name: str
+    interval: float = 1.0
+    free_at: float = 0.0
+    busy: float = 0.0
+    work: int = 0
+
+    def reserve(self, t: float, amount: float = 1.0) -> float:
+        """Start time of ``amount`` units of work offered at ``t`` (at or after ``t``)."""
+        start = t if t >= self.free_at else self.free_at
+        occ = self.interval * amount
+        self.free_at = start + occ
+        self.busy += occ
+        self.work += 1
+        return start
+
+    def utilization(self, cycles: float, copies: int = 1) -> float:
+        return self.busy / (cycles * copies) if cycles > 0 else 0.0
+
+
+@dataclass
+class Queue:
+    """At most ``depth`` entries in flight; each entry leaves at the time given when it entered."""
+
+    name: str
+    depth: int
+    _leaves: list = field(default_factory=list)
+    full_waits: int = 0
+    full_cycles: float = 0.0
+    entered: int = 0
+
+    def admit(self, t: float, leave: float | None = None) -> tuple[float, float]:
+        """Enter at ``t`` or when a slot frees: ``(entry time, cycles waited)``. ``leave`` is the
+        entry's leave time (``None``: set it later with :meth:`push`)."""
+        lv = self._leaves
+        while lv and lv[0] <= t:
+            heapq.heappop(lv)
+        at = t
+        if len(lv) >= self.depth:
+            at = heapq.heappop(lv)
+            while lv and lv[0] <= at:
+                heapq.heappop(lv)
+            self.full_waits += 1
+            self.full_cycles += at - t
+        if leave is not None:
+            heapq.heappush(lv, max(leave, at))
+        self.entered += 1
+        return at, at - t
+
+    def slot_at(self, t: float) -> float:
+        """Earliest time at or after ``t`` when an entry could be admitted."""
+        pending = sorted(x for x in self._leaves if x > t)
+        return t if len(pending) < self.depth else pending[len(pending) - self.depth]
+
+    def push(self, leave: float) -> None:
+        heapq.heappush(self._leaves, leave)
+
+    def drained_at(self, t: float) -> float:
+        """When every entry in flight at ``t`` has left (a fence waits for this)."""
+        return max([t] + self._leaves)
+
+    def __len__(self) -> int:
+        return len(self._leaves)
+
+
+__all__ = ["Unit", "Queue"]
