@@ -237,13 +237,7 @@ def _wmma_mem(M, pc, ins, canon, ms, mods):
     if space == "generic":
         space = "global"
     frag = Fragment(M, ins, ins.operands[0] if load else ins.operands[1])
-    space, afn = M.address(ins.operands[1] if load else ins.operands[0], ins)
-    if space is None and not ms & {"shared", "shared::cta"}:
-        # no state space: the address is generic and must fall in the shared window (ISA 9.7.14.5.15)
-        from ..memory import WINDOWS
-
-        generic_fn, window = afn, U64(WINDOWS["shared"])
-        afn = lambda lanes: generic_fn(lanes) - window  # noqa: E731
+    _, afn = M.address(ins.operands[1] if load else ins.operands[0], ins)
     stride_op = ins.operands[2] if len(ins.operands) > 2 else None
     stride = M.src(stride_op, "u32", ins) if stride_op is not None else None
     lead = {"a": 16, "b": 16, "c": 16, "d": 16}[operand]
