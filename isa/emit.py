@@ -42,7 +42,9 @@ def emit_operand(op: ir.Operand) -> str:
     if isinstance(op, ir.Pair):
         return f"{emit_operand(op.first)}|{emit_operand(op.second)}"
     if isinstance(op, ir.Negated):
-        return ("-" if op.minus else "!") + emit_operand(op.operand)
+        return "!" + emit_operand(op.operand)
+    if isinstance(op, ir.Modified) and op.op == "-":
+        return "-" + emit_operand(op.operand)
     if isinstance(op, ir.Sum):
         sign = "-" if op.offset < 0 else "+"
         return f"{emit_operand(op.base)}{sign}{abs(op.offset)}"

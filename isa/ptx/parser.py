@@ -414,10 +414,10 @@ class _Builder(Transformer):
         return ir.Sum(self.name(c), -_int(c[1].value), self.span(c[0]))
 
     def minus_name(self, c):
-        return ir.Negated(self.name(c), self.span(c[0]), minus=True)
+        return ir.Modified(self.name(c), "-", span=self.span(c[0]))
 
     def minus_name_component(self, c):
-        return ir.Negated(self.name_component(c), self.span(c[0]), minus=True)
+        return ir.Modified(self.name_component(c), "-", span=self.span(c[0]))
 
     def sink(self, c):
         return ir.Sink()
@@ -820,7 +820,7 @@ class _Resolver:
         if t is ir.Pair:
             first, second = self.operand(op.first, visible), self.operand(op.second, visible)
             return op if first is op.first and second is op.second else replace(op, first=first, second=second)
-        if t is ir.Negated:
+        if t is ir.Negated or t is ir.Modified:
             new = self.operand(op.operand, visible)
             return op if new is op.operand else replace(op, operand=new)
         if t is ir.OperandList:

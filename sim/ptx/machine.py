@@ -514,10 +514,10 @@ class LaunchState:
                 return _reader(store, t)
             store, _ = self.reg(op.name, ins.scope)
             return _reader(store, t)
+        if isinstance(op, ir.Modified) and op.op == "-":   # -a: negated in the instruction's type
+            inner = self.src(op.operand, t, ins)
+            return lambda: np.negative(inner())
         if isinstance(op, ir.Negated):
-            if op.minus:                      # -a: the value negated in the instruction's type
-                inner = self.src(op.operand, t, ins)
-                return lambda: np.negative(inner())
             inner = self.src(op.operand, "pred", ins)
             return lambda: ~inner()
         if isinstance(op, ir.Sum):            # reg + imm: added (wrapping) in the instruction's type
