@@ -72,6 +72,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--heat", type=int, nargs="?", const=10, metavar="N",
                    help="show the N PTX lines with the most shared wavefronts / global sectors")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--max-steps", type=int, metavar="N",
+                   help="stop a PTX run after N steps (one instruction for the threads of a batch of CTAs on one "
+                        "path; default 5,000,000 per batch); where each warp loops is reported and results kept")
     p.add_argument("--sass", action="store_true",
                    help="cost shared loads/stores as the SASS ptxas emits them (merged LDS.128...; needs ptxas "
                         "and nvdisasm, a note otherwise)")
@@ -150,6 +153,23 @@ def load_reference(ref: str):
     return fn
 
 
+def _progress():
+    """A progress line on stderr for long runs (only when stderr is a terminal)."""
+    _progress.shown = False
+    if not sys.stderr.isatty():
+        return None
+
+    def show(steps: int, batch: int, batches: int) -> None:
+        _progress.shown = True
+        sys.stderr.write(f"\r  simulating: {steps:,} steps, batch {batch}/{batches} of CTAs (Ctrl-C stops, "
+                         "keeping the results so far)")
+        sys.stderr.flush()
+    return show
+
+
+_progress.shown = False
+
+
 def run_ptx(args) -> int:
     from sim import launch as L
     from sim.check import check_outputs
@@ -173,7 +193,12 @@ def run_ptx(args) -> int:
         if sass_note is None:
             plan = isa.sass.shared_plan(module)
     heat = MemoryHeat(shared_plan=plan) if args.heat or plan is not None else None
-    ex = L.execute(module, spec, fn.name, inputs=decoded, seed=args.seed, listeners=[heat] if heat else [])
+    if args.max_steps is not None and args.max_steps <= 0:
+        raise InputError("--max-steps must be a positive number of steps")
+    ex = L.execute(module, spec, fn.name, inputs=decoded, seed=args.seed, listeners=[heat] if heat else [],
+                   max_steps=args.max_steps if args.max_steps is not None else "auto", progress=_progress())
+    if _progress.shown:
+        sys.stderr.write("\r\033[K")
     if sass_note:
         print(f"note: {sass_note}; shared-memory costs follow the PTX accesses", file=sys.stderr)
     decoded, got, seconds = ex.inputs, ex.outputs, ex.seconds

@@ -93,15 +93,27 @@ def _pos(tok, file: str) -> Span:
     return _mkspan(file, tok.line, tok.column, tok.end_line or tok.line, end_col)
 
 
-def _int(text: str) -> int:
-    t = text.rstrip("U")
-    if t[:2] in ("0x", "0X"):
-        return int(t[2:], 16)
-    if t[:2] in ("0b", "0B"):
-        return int(t[2:], 2)
-    if len(t) > 1 and t[0] == "0":
-        return int(t, 8)
-    return int(t)
+def _int(tok, file: str = "<text>") -> int:
+    """The value of a PTX integer literal token: ``0x1F``, ``0b101``, ``017`` (octal), ``42U``.
+    A literal that is none of these (``08``: 8 is no octal digit) is a located ``ParseError``."""
+    t = str(tok).rstrip("U")
+    try:
+        if t[:2] in ("0x", "0X"):
+            return int(t[2:], 16)
+        if t[:2] in ("0b", "0B"):
+            return int(t[2:], 2)
+        if len(t) > 1 and t[0] == "0":
+            return int(t, 8)
+        return int(t)
+    except ValueError:
+        pass
+    if len(t) > 1 and t[0] == "0" and t.isdigit():
+        why = f"invalid octal integer literal '{tok}': a leading 0 makes it octal, and octal digits are 0-7"
+        expected = [t.lstrip("0") or "0", "0x" + t.lstrip("0")]
+    else:
+        why, expected = f"invalid integer literal '{tok}'", None
+    span = _pos(tok, file) if getattr(tok, "line", None) else Span(file)
+    raise ParseError(why, span, expected=expected)
 
 
 def _f32(text: str) -> float:
@@ -171,7 +183,7 @@ class _Builder(Transformer):
         return c[0]
 
     def address_size(self, c):
-        return _int(c[0].value)
+        return _int(c[0], self.file)
 
     # ---- variables
     def linkage(self, c):
@@ -181,7 +193,7 @@ class _Builder(Transformer):
         return c[0]
 
     def align_attr(self, c):
-        return _Param("align", _int(c[0].value))
+        return _Param("align", _int(c[0], self.file))
 
     def type_attr(self, c):
         return _Param("type", c[0])
@@ -196,7 +208,7 @@ class _Builder(Transformer):
         return _Dims(c)
 
     def dim(self, c):
-        return _int(c[0].value) if c and c[0] is not None else None
+        return _int(c[0], self.file) if c and c[0] is not None else None
 
     def initializer(self, c):
         return c[0]
@@ -259,15 +271,15 @@ class _Builder(Transformer):
         return "noreturn"
 
     def abi_preserve(self, c):
-        return f"abi_preserve {_int(c[0].value)}"
+        return f"abi_preserve {_int(c[0], self.file)}"
 
     def abi_preserve_control(self, c):
-        return f"abi_preserve_control {_int(c[0].value)}"
+        return f"abi_preserve_control {_int(c[0], self.file)}"
 
     def perf_directive(self, c):
         if isinstance(c[0], ir.Pragma):
             return c[0]
-        return (c[0].value[1:], tuple(_int(x.value) for x in c[1:] if x is not None))
+        return (c[0].value[1:], tuple(_int(x, self.file) for x in c[1:] if x is not None))
 
     def body(self, c):
         return ("body", tuple(c[0]) if c else ())
@@ -311,7 +323,7 @@ class _Builder(Transformer):
         return (c[0].value, None, c[0])
 
     def reg_range(self, c):
-        return (c[0].value, _int(c[1].value), c[0])
+        return (c[0].value, _int(c[1], self.file), c[0])
 
     def reg_decl(self, c):
         types = [x.value[1:] for x in c if isinstance(x, _TOKENS)]
@@ -330,7 +342,7 @@ class _Builder(Transformer):
         return ir.RegisterDecl(typ, tuple(i[0] for i in items), vector=vector, span=self.span(first_tok))
 
     def loc(self, c):
-        file, line, col = (_int(x.value) for x in c[:3])
+        file, line, col = (_int(x, self.file) for x in c[:3])
         fname = None
         inlined = None
         for extra in c[3:]:
@@ -345,7 +357,7 @@ class _Builder(Transformer):
         return ("function", c[0])
 
     def loc_inlined(self, c):
-        return ("inlined", tuple(_int(x.value) for x in c))
+        return ("inlined", tuple(_int(x, self.file) for x in c))
 
     def loc_target(self, c):
         return c[0].value if len(c) == 1 or c[1] is None else f"{c[0].value}+{c[1].value}"
@@ -408,10 +420,10 @@ class _Builder(Transformer):
         return ir.Register(t.value, c[1].value[1:], self.span(t))
 
     def name_plus(self, c):
-        return ir.Sum(self.name(c), _int(c[1].value), self.span(c[0]))
+        return ir.Sum(self.name(c), _int(c[1], self.file), self.span(c[0]))
 
     def name_minus(self, c):
-        return ir.Sum(self.name(c), -_int(c[1].value), self.span(c[0]))
+        return ir.Sum(self.name(c), -_int(c[1], self.file), self.span(c[0]))
 
     def minus_name(self, c):
         return ir.Modified(self.name(c), "-", span=self.span(c[0]))
@@ -440,24 +452,24 @@ class _Builder(Transformer):
         return ir.Address(self.name(c[1:]), 0)
 
     def addr_plus(self, c):
-        return ir.Address(self.name(c[1:]), _int(c[-2].value))
+        return ir.Address(self.name(c[1:]), _int(c[-2], self.file))
 
     def addr_plus_neg(self, c):
-        return ir.Address(self.name(c[1:]), -_int(c[-2].value))
+        return ir.Address(self.name(c[1:]), -_int(c[-2], self.file))
 
     def addr_abs(self, c):
-        return ir.Address(None, _int(c[1].value))
+        return ir.Address(None, _int(c[1], self.file))
 
     def addr_unified(self, c):
         return replace(c[0], suffix=c[1].value[1:])
 
     def pos_int(self, c):
         t = c[0].value
-        return ir.Immediate(_int(t), "int", t, self.span(c[0]))
+        return ir.Immediate(_int(c[0], self.file), "int", t, self.span(c[0]))
 
     def neg_int(self, c):
         t = c[0].value
-        return ir.Immediate(-_int(t), "int", "-" + t, self.span(c[0]))
+        return ir.Immediate(-_int(c[0], self.file), "int", "-" + t, self.span(c[0]))
 
     def f32_imm(self, c):
         t = c[0].value
@@ -478,11 +490,11 @@ class _Builder(Transformer):
     # ---- constant expressions
     def c_int(self, c):
         t = c[0].value
-        return ir.Immediate(_int(t), "int", t)
+        return ir.Immediate(_int(c[0], self.file), "int", t)
 
     def c_neg_int(self, c):
         t = c[0].value
-        return ir.Immediate(-_int(t), "int", "-" + t)
+        return ir.Immediate(-_int(c[0], self.file), "int", "-" + t)
 
     def c_f32(self, c):
         t = c[0].value
@@ -521,9 +533,9 @@ class _Builder(Transformer):
     # ---- debug information
     def file_entry(self, c):
         idx, name, *rest = c
-        ts = _int(rest[0].value) if len(rest) > 0 and rest[0] is not None else None
-        size = _int(rest[1].value) if len(rest) > 1 and rest[1] is not None else None
-        return ir.FileEntry(_int(idx.value), _unquote(name.value), ts, size, span=self.span(idx))
+        ts = _int(rest[0], self.file) if len(rest) > 0 and rest[0] is not None else None
+        size = _int(rest[1], self.file) if len(rest) > 1 and rest[1] is not None else None
+        return ir.FileEntry(_int(idx, self.file), _unquote(name.value), ts, size, span=self.span(idx))
 
     def section_label(self, c):
         return ir.SectionEntry("label", label=c[0].value.rstrip(": \t"))

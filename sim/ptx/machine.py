@@ -30,6 +30,10 @@ from .problems import Problem, ProblemLog
 U64 = np.uint64
 WARP = 32
 
+#: the default step limit, per batch of CTAs: a step is one instruction for every thread of a
+#: batch on one path; the corpus's largest launches need under 1 % of it (bench/startup.py)
+STEPS_PER_BATCH = 5_000_000
+
 
 class Writer:
     """Writes values of an instruction type into a register, converting width as PTX says:
@@ -170,12 +174,14 @@ class LaunchState:
         self.tpc = -(-nthr // WARP) * WARP
         self.ncta = self.grid[0] * self.grid[1] * self.grid[2]
         self.batch = max(1, min(self.ncta, batch_threads // self.tpc))
+        self.batches = -(-self.ncta // self.batch)
+        self.max_steps = STEPS_PER_BATCH * self.batches if max_steps == "auto" else max_steps
         self.T = T = self.batch * self.tpc
         self.gmem = gmem
         self.global_symbols = global_symbols
         self.problems = ProblemLog()
-        self.max_steps = max_steps
         self.steps = 0
+        self.progress = None         # callable(steps, batch, batches), called about every 2 s
         self._set_listeners(listeners)
         self.check_uninit = check_uninitialized
         self.bytes_load: dict[str, int] = {}
@@ -1087,6 +1093,9 @@ class LaunchState:
 
     # ------------------------------------------------------------------ running
     def run(self) -> None:
+        import time
+
+        self._t_next = time.perf_counter() + 2.0
         with np.errstate(all="ignore"):
             for start in range(0, self.ncta, self.batch):
                 self._run_batch(start)
@@ -1136,9 +1145,99 @@ class LaunchState:
         listen = bool(self.all_listeners)
         try:
             self._loop(stack, prog, n, pcw, pct, max_steps, listen)
+        except KeyboardInterrupt:           # Ctrl-C: stop cleanly, keep what was computed
+            self._stop(stack, "interrupted", f"interrupted (Ctrl-C) after {self.steps:,} steps")
         finally:
             if self.asyncs is not None:
                 self.asyncs.finish()
+
+    def _tick(self) -> None:
+        import time
+
+        now = time.perf_counter()
+        if now >= self._t_next:
+            self._t_next = now + 2.0
+            if self.progress is not None:
+                self.progress(self.steps, self.cta_base // self.batch + 1, self.batches)
+
+    def _stop(self, stack, kind: str, why: str) -> None:
+        """Stop the launch (a step limit or Ctrl-C): one problem per place where warps are,
+        saying where they loop, how often, and what the exit test reads."""
+        self.aborted = True
+        live = [e for e in stack if e[3] and 0 <= e[0] < len(self.prog)]
+        if not live:
+            ins = self.instructions[0]
+            self.problems.add(0, Problem(kind, self.kernel, str(ins).strip(), ins.span.line, None, None, None,
+                                         None, None, why))
+            return
+        top = live[-1]                      # the path that runs; the others wait below it
+        pc = top[0]
+        ins = self.instructions[pc]
+        lane = int(np.flatnonzero(top[2])[0]) if np.any(top[2]) else 0
+        cta, thr = self.thread_coords(lane)
+        others = [f"line {self.instructions[e[0]].span.line} ({e[4]} warp(s)"
+                  + (", waiting to reconverge)" if e[0] == top[1] or any(e[0] == x[1] for x in live) else ")")
+                  for e in live[-2::-1][:4]]
+        msg = (f"{why}: {top[4]} warp(s) here ({top[3]} threads); " + self.where_looping(pc, lane, top[3])
+               + (f"; other paths at {', '.join(others)}" if others else ""))
+        self.problems.add(pc, Problem(kind, self.kernel, str(ins).strip(), ins.span.line, self.source_of(ins),
+                                      cta, thr, None, None, msg))
+
+    def where_looping(self, pc: int, lane: int, threads: int = 1) -> str:
+        """``in the loop at lines 48-53 (12,000,000 header executions per thread so far); its
+        exit test at line 52 reads %r5 = 7, %r6 = 5 (first thread here)``."""
+        from isa.cfg import Cfg
+        from isa.semantics import registers
+
+        info = max((f for f in self.funcs if f.base <= pc), key=lambda f: f.base)
+        cache = self.__dict__.setdefault("_cfgs", {})
+        cfg = cache.get(info.fid) or cache.setdefault(info.fid, Cfg(info.fn, self.branch_table(info)))
+        k = pc - info.base
+        loop = cfg.innermost_loop(cfg.block_of_index.get(k, 0))
+        if loop is None:
+            return "not in a loop"
+        ins = info.fn.instructions
+        blocks = [cfg.blocks[b] for b in loop.blocks]
+        lines = [ins[i].span.line for b in blocks for i in range(b.start, b.end)]
+        head = cfg.blocks[loop.header].start + info.base
+        runs = self.pc_threads[head] / max(1, threads)
+        text = f"in the loop at lines {min(lines)}-{max(lines)} (about {runs:,.0f} iterations so far)"
+        exits = [b for b in loop.blocks if any(s not in loop.blocks for s in cfg.succ[b])]
+        for b in sorted(exits, key=lambda b: b not in loop.latches):
+            br = ins[cfg.blocks[b].end - 1]
+            if br.guard is None:
+                continue
+            test = next((i for i in range(cfg.blocks[b].end - 2, cfg.blocks[b].start - 1, -1)
+                         if br.guard.register in registers(ins[i]).writes), None)
+            if test is None:
+                return text + f"; its exit branch at line {br.span.line} tests {br.guard.register}"
+            t = ins[test]
+            vals = []
+            for r in registers(t).reads:
+                v = self.register_value(info, r, lane, t)
+                vals.append(f"{r} = {v}" if v is not None else r)
+            return text + (f"; its exit test at line {t.span.line} ({' '.join(str(t).split())}) reads "
+                           + ", ".join(vals) + " (first thread here)")
+        return text + "; no conditional exit"
+
+    def register_value(self, info, name: str, lane: int, ins):
+        """The value of register ``name`` for thread ``lane``, typed as ``ins`` reads it, or None."""
+        from .dtypes import compute_dtype
+
+        prefix = f"{info.fid}:" if info.fid else ""
+        arr = self.regs.get(prefix + name)
+        if arr is None:
+            arr = self.regs.get(name)
+        if arr is None:
+            return None
+        t = next((m for m in reversed(ins.modifiers) if m[:1] in "subf" and m[1:].isdigit()), None)
+        try:
+            cd = compute_dtype(t) if t else arr.dtype
+            if np.dtype(cd).itemsize == arr.dtype.itemsize:
+                return arr.view(cd)[lane].item()
+        except (KeyError, ValueError, TypeError):
+            pass
+        return arr[lane].item()
 
     def _loop(self, stack, prog, n, pcw, pct, max_steps, listen) -> None:
         while stack:
@@ -1163,12 +1262,10 @@ class LaunchState:
                 fn(self, stack, top)
             if listen:
                 self._emit_instruction(pc, lanes)
+            if not self.steps & 0xFFFF:
+                self._tick()
             if max_steps is not None and self.steps > max_steps:
-                ins = self.instructions[pc]
-                self.problems.add(pc, Problem("max_steps", self.kernel, str(ins).strip(), ins.span.line,
-                                              self.source_of(ins), None, None, None, None,
-                                              f"stopped after {self.steps} steps (max_steps={max_steps})"))
-                self.aborted = True
+                self._stop(stack, "max_steps", f"stopped after {self.steps:,} steps (max_steps={max_steps:,})")
                 return
 
     _spin = None

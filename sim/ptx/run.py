@@ -63,16 +63,20 @@ def _dims3(v, what) -> tuple[int, int, int]:
 
 
 def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_bytes: int = 0, *, listeners=(),
-               max_steps: int | None = None, memory_stats: bool = True, batch_threads: int = 16384,
+               max_steps: int | str | None = "auto", memory_stats: bool = True, batch_threads: int = 16384,
                check_uninitialized: bool = True, check_races: bool = True,
-               buffer_names=None) -> RunResult:
+               buffer_names=None, progress=None) -> RunResult:
     """Run kernel ``entry`` over ``grid`` x ``block`` threads; see the module docstring.
 
     ``listeners`` receive :class:`sim.events.InstructionEvent` objects; ``memory_stats`` adds the
     default shared-wavefront / global-sector listener (a :class:`sim.memory.heat.MemoryHeat`; an
     empty one among ``listeners`` is used instead of a second); ``max_steps`` bounds the number of
-    instruction executions (a ``max_steps`` problem stops the launch); ``buffer_names`` names the
-    arguments in problem reports (default: the PTX parameter names).
+    steps (one instruction for the threads of a batch of CTAs on one path; ``"auto"``, the
+    default, allows :data:`sim.ptx.machine.STEPS_PER_BATCH` per batch, ``None`` no limit): at the
+    limit, or on Ctrl-C, the launch stops with a ``max_steps`` / ``interrupted`` problem that says
+    where each warp loops, and every result computed so far is kept. ``progress(steps, batch,
+    batches)`` is called about every 2 s of a long run. ``buffer_names`` names the arguments in
+    problem reports (default: the PTX parameter names).
     """
     t0 = time.perf_counter()
     module = _load(module_or_path)
@@ -137,6 +141,7 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
                     check_uninitialized=check_uninitialized, check_races=check_races)
         _remember(module, key, M)
     t1 = time.perf_counter()
+    M.progress = progress
     M.run()
     t2 = time.perf_counter()
 

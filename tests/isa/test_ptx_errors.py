@@ -188,3 +188,16 @@ def test_generated_valid_bodies_roundtrip(stmts):
     stmts = [s for k, s in enumerate(stmts) if s != label or k == first] + ([label] if label not in stmts else [])
     m = isa.loads(body("\n".join(stmts) + "\nret;"))
     assert isa.loads(m.emit()).items == m.items
+
+
+def test_invalid_octal_literal_is_a_located_parse_error():
+    """``08`` (8 is no octal digit) was an internal ValueError; now file:line:col with a caret (issue #15)."""
+    from isa.errors import ParseError
+
+    text = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n .reg .b32 %r<2>;\n mov.u32 %r1, 08;\n ret;\n}\n"
+    try:
+        isa.loads(text, "k.ptx")
+    except ParseError as exc:
+        assert exc.span.line == 7 and "octal" in str(exc) and "^" in exc.render()
+    else:
+        raise AssertionError("08 was accepted")
