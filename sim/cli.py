@@ -72,6 +72,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--heat", type=int, nargs="?", const=10, metavar="N",
                    help="show the N PTX lines with the most shared wavefronts / global sectors")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+                   help="simulate the launch's CTAs in N processes (0 = all cores); same outputs")
     try:
         ascend = importlib.import_module("sim.ascend.cli")
     except ModuleNotFoundError as exc:
@@ -163,7 +165,11 @@ def run_ptx(args) -> int:
     fn = L.kernel_function(module, spec, args.kernel)
     decoded = L.load_inputs(spec, args.inputs) if args.inputs else None
     heat = MemoryHeat() if args.heat else None
-    ex = L.execute(module, spec, fn.name, inputs=decoded, seed=args.seed, listeners=[heat] if heat else [])
+    import os
+
+    jobs = (os.cpu_count() or 1) if args.jobs == 0 else max(1, args.jobs)
+    ex = L.execute(module, spec, fn.name, inputs=decoded, seed=args.seed, listeners=[heat] if heat else [],
+                   jobs=jobs)
     decoded, got, seconds = ex.inputs, ex.outputs, ex.seconds
 
     report = None

@@ -548,7 +548,7 @@ def kernel_function(module, spec: LaunchSpec, kernel: str | None = None):
 
 
 def execute(module, spec: LaunchSpec, kernel: str | None = None, *, inputs: Mapping | None = None,
-            seed: int | None = None, listeners=()) -> Execution:
+            seed: int | None = None, listeners=(), jobs: int = 1) -> Execution:
     """Build the inputs (``inputs`` = decoded arrays, else drawn by the seed rule), run the kernel
     on ``sim.run_kernel`` and decode its outputs."""
     import time
@@ -566,7 +566,7 @@ def execute(module, spec: LaunchSpec, kernel: str | None = None, *, inputs: Mapp
     t0 = time.perf_counter()
     result = run_kernel(module, fn.name, spec.grid, spec.block, kernel_args(spec, device, decoded),
                         spec.shared_bytes(module.target), listeners=tuple(listeners),
-                        buffer_names=[a.name for a in spec.args])
+                        buffer_names=[a.name for a in spec.args], jobs=jobs)
     seconds = time.perf_counter() - t0
     return Execution(fn.name, spec, decoded, device, decode_outputs(spec, device),
                      dict(result.stats), tuple(result.problems), seconds)

@@ -1017,9 +1017,15 @@ class LaunchState:
         return ins.full_opcode, info.unit.value if info is not None else "other", ins.span.line
 
     # ------------------------------------------------------------------ running
-    def run(self) -> None:
+    cta_end = None
+
+    def run(self, ctas: tuple[int, int] | None = None) -> None:
+        """Run every CTA, or the linear CTA indices ``lo <= i < hi`` of ``ctas`` (``run_kernel(jobs=N)``
+        gives each process one such range)."""
+        lo, hi = (0, self.ncta) if ctas is None else (max(0, int(ctas[0])), min(self.ncta, int(ctas[1])))
+        self.cta_end = hi
         with np.errstate(all="ignore"):
-            for start in range(0, self.ncta, self.batch):
+            for start in range(lo, hi, self.batch):
                 self._run_batch(start)
                 if self.aborted:
                     break
@@ -1034,7 +1040,7 @@ class LaunchState:
         self.ctaid[0][:] = lin % gx
         self.ctaid[1][:] = (lin // gx) % gy
         self.ctaid[2][:] = lin // (gx * gy)
-        self.exited[:] = self.padding | (lin >= self.ncta)
+        self.exited[:] = self.padding | (lin >= (self.ncta if self.cta_end is None else self.cta_end))
         for arr in self.regs.values():
             arr.fill(0)
         self.shared.reset()

@@ -65,7 +65,7 @@ def _dims3(v, what) -> tuple[int, int, int]:
 def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_bytes: int = 0, *, listeners=(),
                max_steps: int | None = None, memory_stats: bool = True, batch_threads: int = 16384,
                check_uninitialized: bool = True, check_races: bool = True,
-               buffer_names=None) -> RunResult:
+               buffer_names=None, jobs: int = 1, ctas: tuple[int, int] | None = None) -> RunResult:
     """Run kernel ``entry`` over ``grid`` x ``block`` threads; see the module docstring.
 
     ``listeners`` receive :class:`sim.events.InstructionEvent` objects; ``memory_stats`` adds the
@@ -73,10 +73,26 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
     empty one among ``listeners`` is used instead of a second); ``max_steps`` bounds the number of
     instruction executions (a ``max_steps`` problem stops the launch); ``buffer_names`` names the
     arguments in problem reports (default: the PTX parameter names).
+
+    ``jobs`` > 1 splits the grid into that many contiguous CTA ranges run by forked processes
+    (:mod:`sim.ptx.parallel`); outputs, statistics and problems are the same as one process gives,
+    for kernels whose CTAs do not communicate through global memory (kernels with atomics, or a
+    listener that must see every event in this process, run in one process). ``ctas`` = ``(lo, hi)``
+    runs only those linear CTA indices.
     """
     t0 = time.perf_counter()
     module = _load(module_or_path)
     fn = module.function(entry)
+    if jobs and jobs > 1 and ctas is None:
+        from .parallel import run_parallel
+
+        res = run_parallel(module, entry, grid, block, args, dynamic_shared_bytes, jobs=jobs, listeners=listeners,
+                           max_steps=max_steps, memory_stats=memory_stats, batch_threads=batch_threads,
+                           check_uninitialized=check_uninitialized, check_races=check_races,
+                           buffer_names=buffer_names)
+        if res is not None:
+            res.stats["seconds"] = time.perf_counter() - t0
+            return res
     grid = _dims3(grid, "grid")
     block = _dims3(block, "block")
     args = list(args)
@@ -137,7 +153,7 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
                     check_uninitialized=check_uninitialized, check_races=check_races)
         _remember(module, key, M)
     t1 = time.perf_counter()
-    M.run()
+    M.run(ctas)
     t2 = time.perf_counter()
 
     # copy buffers back in place
