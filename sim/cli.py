@@ -67,7 +67,11 @@ def register(subparsers) -> argparse.ArgumentParser:
                         "(MODULE may be a .py path)")
     p.add_argument("--rtol", type=float, help="relative tolerance (default: the spec's, else per dtype)")
     p.add_argument("--atol", type=float, help="absolute tolerance")
-    p.add_argument("--seed", type=int, help="input seed (default: crc32 of the entry name)")
+    p.add_argument("--seed", type=int, help="input seed (default: crc32 of the entry name); with --memory-model "
+                   "relaxed it also seeds the order in which store buffers drain (default 0)")
+    p.add_argument("--memory-model", choices=("sc", "relaxed"), default=None,
+                   help="sc (default): every store visible at once; relaxed: global stores sit in store "
+                        "buffers and drain in a seeded random order (a missing fence gives a wrong answer)")
     p.add_argument("--machine", metavar="NAME", help="h200 (PTX, default) or davinci-a2 (Ascend-like)")
     p.add_argument("--heat", type=int, nargs="?", const=10, metavar="N",
                    help="show the N PTX lines with the most shared wavefronts / global sectors")
@@ -163,7 +167,9 @@ def run_ptx(args) -> int:
     fn = L.kernel_function(module, spec, args.kernel)
     decoded = L.load_inputs(spec, args.inputs) if args.inputs else None
     heat = MemoryHeat() if args.heat else None
-    ex = L.execute(module, spec, fn.name, inputs=decoded, seed=args.seed, listeners=[heat] if heat else [])
+    model = getattr(args, "memory_model", None) or "sc"
+    ex = L.execute(module, spec, fn.name, inputs=decoded, seed=args.seed, listeners=[heat] if heat else [],
+                   memory_model=model, memory_seed=args.seed or 0)
     decoded, got, seconds = ex.inputs, ex.outputs, ex.seconds
 
     report = None
@@ -231,6 +237,9 @@ def _render_text(path, fn, spec, module, stats, seconds, problems, report, heat,
     ti = stats.get("thread_instructions", 0)
     rate = f" ({ti / seconds / 1e6:.2f} M thread-instructions/s)" if seconds > 0 and ti else ""
     lines.append(f"  simulated in {seconds:.3f} s{rate}")
+    if stats.get("memory_model") == "relaxed":
+        lines.append(f"  memory model: relaxed, seed {stats.get('memory_seed')} (rerun with --memory-model relaxed "
+                     f"--seed {stats.get('memory_seed')} to reproduce)")
     for key in ("warp_instructions", "thread_instructions", "shared_load_wavefronts",
                 "shared_store_wavefronts", "global_load_sectors", "global_store_sectors", "global_atomic_sectors"):
         if key in stats:

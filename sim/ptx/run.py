@@ -65,14 +65,17 @@ def _dims3(v, what) -> tuple[int, int, int]:
 def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_bytes: int = 0, *, listeners=(),
                max_steps: int | None = None, memory_stats: bool = True, batch_threads: int = 16384,
                check_uninitialized: bool = True, check_races: bool = True,
-               buffer_names=None) -> RunResult:
+               buffer_names=None, memory_model: str = "sc", seed: int = 0) -> RunResult:
     """Run kernel ``entry`` over ``grid`` x ``block`` threads; see the module docstring.
 
     ``listeners`` receive :class:`sim.events.InstructionEvent` objects; ``memory_stats`` adds the
     default shared-wavefront / global-sector listener (a :class:`sim.memory.heat.MemoryHeat`; an
     empty one among ``listeners`` is used instead of a second); ``max_steps`` bounds the number of
     instruction executions (a ``max_steps`` problem stops the launch); ``buffer_names`` names the
-    arguments in problem reports (default: the PTX parameter names).
+    arguments in problem reports (default: the PTX parameter names). ``check_races`` turns on the
+    shared-memory, global (``global_race``) race checks; ``memory_model="relaxed"`` buffers global
+    stores and drains them in an order drawn from ``seed`` (:mod:`sim.ptx.order`; default ``"sc"``:
+    every store visible at once).
     """
     t0 = time.perf_counter()
     module = _load(module_or_path)
@@ -127,14 +130,15 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
             mstats = MemoryHeat()
             listeners.insert(0, mstats)
     key = (fn.name, grid, block, bytes(params), tuple(sorted(global_symbols.items())), int(dynamic_shared_bytes),
-           batch_threads, max_steps, check_uninitialized, check_races)
+           batch_threads, max_steps, check_uninitialized, check_races, memory_model, int(seed))
     M = _cached(module, key)
     if M is not None:
         M.relaunch(gmem, listeners)
     else:
         M = LaunchState(module, fn, grid, block, bytes(params), offsets, gmem, global_symbols, dynamic_shared_bytes,
                     batch_threads=batch_threads, listeners=listeners, max_steps=max_steps,
-                    check_uninitialized=check_uninitialized, check_races=check_races)
+                    check_uninitialized=check_uninitialized, check_races=check_races,
+                    memory_model=memory_model, seed=seed)
         _remember(module, key, M)
     t1 = time.perf_counter()
     M.run()
@@ -242,7 +246,10 @@ def _stats(M: LaunchState, mstats) -> dict:
         "threads_per_cta": M.nthreads,
         "ctas_per_batch": M.batch,
         "problems_suppressed": M.problems.suppressed,
+        "memory_model": M.memory_model,
     }
+    if M.memory_model == "relaxed":
+        out["memory_seed"] = M.order.seed
     if mstats is not None:
         out.update(mstats.as_stats())
         out["memory_by_pc"] = mstats.by_pc()

@@ -220,7 +220,7 @@ def _bar(M, pc, ins, canon, ms, mods):
 
     def sync(m):
         M.barrier_waits += 1
-        if M.tags is not None:
+        if M.tags is not None or M.order is not None:
             M.barrier_epoch(np.arange(batch) if m is None else np.flatnonzero(m.reshape(batch, tpc).any(axis=1)))
         if m is not None:
             arrived = m.reshape(batch, tpc)

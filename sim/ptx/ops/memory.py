@@ -263,6 +263,8 @@ def _atom(M, pc, ins, canon, ms, mods):
                     ds[k].at(old, ln)
             if written is not None:
                 mark_written(written, flat, esize, nvec)
+            if sp == "global" and M.order is not None:
+                M.order.access(pc, "atomic", ln, a, width)
             M.bytes_load[sp] = M.bytes_load.get(sp, 0) + len(ln) * width
             M.bytes_store[sp] = M.bytes_store.get(sp, 0) + len(ln) * width
             if M.mem_listeners:
