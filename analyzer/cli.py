@@ -49,6 +49,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sass", action="store_true",
                    help="also compile with ptxas and read the SASS (registers, spills, SASS opcodes and classes; "
                         "expectations 'sass:NAME'); a note when ptxas/nvdisasm are not installed")
+    p.add_argument("--plot", metavar="OUT.svg", help="draw the PTX kernels on the machine's roofline (SVG; static "
+                   "intensity, the point at the rate the ceilings allow, marked 'estimated')")
     p.add_argument("-o", "--output", metavar="PATH", help="write the report here instead of stdout")
 
 
@@ -121,6 +123,8 @@ def _run(args: argparse.Namespace) -> int:
             Path(args.cfg).write_text(dot)
         except OSError as exc:
             raise InputError(f"cannot write {args.cfg}: {exc.strerror}") from None
+    if args.plot:
+        _plot(args, reports)
     if args.format == "json":
         text = render_json(reports, precision=precision)
     elif args.format == "sarif":
@@ -138,6 +142,26 @@ def _run(args: argparse.Namespace) -> int:
     if precision and precision["violations"]:
         failed = True
     return 1 if failed else 0
+
+
+def _plot(args, reports) -> None:
+    from .machine import load_machine
+    from .plot import point_from_dynamic, write_roofline
+
+    points, kinds = [], []
+    for r in reports:
+        dyn = r.dynamic()
+        roof = dyn.get("roofline")
+        if not roof:
+            continue
+        kinds += list(roof.get("kinds", {}))
+        pt = point_from_dynamic(r.name, dyn)
+        if pt is not None:
+            points.append(pt)
+    if not points:
+        raise InputError(f"--plot: no PTX kernel with global memory traffic and counted work to place on the roofline "
+                         f"(in {', '.join(args.files)})")
+    write_roofline(args.plot, load_machine(args.machine), points, kinds=list(dict.fromkeys(kinds)))
 
 
 def _maps(module, fn, key: str) -> bool:
