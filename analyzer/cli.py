@@ -39,8 +39,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--block", metavar="X,Y,Z", help="launch block, for whole-launch totals")
     p.add_argument("--machine", default="h200", help="machine model for the roofline (sim/machines/NAME.toml; PTX only, Ascend "
                         "reports have no roofline)")
-    p.add_argument("--assume-trips", type=int, default=ASSUMED_TRIPS, metavar="N",
-                   help=f"trip count assumed for loops whose count cannot be derived (default {ASSUMED_TRIPS})")
+    p.add_argument("--assume-iterations", "--assume-trips", dest="assume_trips", type=int, default=ASSUMED_TRIPS,
+                   metavar="N", help="iterations assumed for loops whose count cannot be derived (default "
+                   f"{ASSUMED_TRIPS}); every figure that rests on it is marked as an estimate")
     p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     p.add_argument("--cfg", metavar="OUT.dot", help="write the control-flow graphs as Graphviz DOT")
     p.add_argument("--precision-mode", metavar="MODE",
@@ -79,7 +80,7 @@ def _run(args: argparse.Namespace) -> int:
     if (grid is None) != (block is None):
         raise InputError("--grid and --block go together (both or neither)")
     if args.assume_trips < 0:
-        raise InputError("--assume-trips must be >= 0")
+        raise InputError("--assume-iterations must be >= 0")
     launch = Launch(grid, block)
     reports = []
     used_params: set[str] = set()

@@ -121,15 +121,19 @@ def carry(M) -> np.ndarray:
 
 
 def add_with_carry(a, b, cin, sub: bool):
-    """Unsigned ``a + b + cin`` (or ``a - (b + cin)``) wrapped to the width, and the carry-out
-    (borrow-out for a subtraction), all elementwise: the ISA's ``addc``/``subc`` (9.7.2)."""
+    """Unsigned ``a + b + cin`` (or ``a - b``) wrapped to the width, and the carry-out, elementwise:
+    the ISA's ``addc``/``subc`` (9.7.2).
+
+    A subtraction is ``a + ~b + cin`` with ``cin = 1`` for ``sub.cc`` and ``cin = CC.CF`` for
+    ``subc``, so the flag it leaves is the carry-out, i.e. *not* borrow: on the H200
+    ``sub.cc.u32 d, 0x627ADF75, 0x864CCEF5; addc.u32 e, 0, 0;`` gives ``e = 0``, and
+    ``subc.u32 e, 0, 0`` after an ``add.cc`` that carried nothing gives ``0xFFFFFFFF``
+    (``examples/ptx/isa/carry.ptx``)."""
     a = np.asarray(a)
     b = np.asarray(b).astype(a.dtype)
     c = np.asarray(cin).astype(a.dtype)
     if sub:
-        s1 = a - b
-        s = s1 - c
-        return s, (a < b) | (s1 < c)
+        b = ~b
     s1 = a + b
     s = s1 + c
     return s, (s1 < a) | (s < s1)
@@ -172,7 +176,7 @@ def _carry_chain(M, ins, canon, ms, t):
             else:
                 a = a * b
             b = np.broadcast_to(np.asarray(srcs[2]()), (M.T,)).astype(ut)
-        r, c = add_with_carry(a, b, cf if cin else ut.type(0), sub)
+        r, c = add_with_carry(a, b, cf if cin else ut.type(1 if sub else 0), sub)
         d.m(r, m)
         if cout:
             np.copyto(cf, c, where=True if m is None else m)
