@@ -122,7 +122,7 @@ def test_shared_memory_limit_equals_ncu_where_the_carveout_rule_holds():
 
 def test_ctas_and_limiter_equal_ncu_on_the_probe_and_microbenchmark_launches():
     # examples/h200/microbench.json (ships with the project): 40 probe launches (64-1024 threads, 16 B-32 KiB
-    # dynamic shared) and the 23 microbenchmark launches, profiled by bench/device/microbench_truth.sh
+    # dynamic shared) and the 24 microbenchmark launches, profiled by bench/device/microbench_truth.sh
     truth = json.loads((EXAMPLES / "h200" / "microbench.json").read_text())
     cases = [(p["launch__registers_per_thread"], p["dynamic_shared"], p["threads"], p) for p in truth["occupancy_probe"]]
     for r in truth["launches"].values():
@@ -130,7 +130,7 @@ def test_ctas_and_limiter_equal_ncu_on_the_probe_and_microbenchmark_launches():
         cases.append((m["launch__registers_per_thread"],
                       m["launch__shared_mem_per_block_static"] + m["launch__shared_mem_per_block_dynamic"],
                       r["block"][0] * r["block"][1] * r["block"][2], m))
-    assert len(cases) == 63
+    assert len(cases) == 64
     for regs, shared, threads, m in cases:
         ncu = {k: int(m[v]) for k, v in NCU_LIMITS.items()}
         occ = occupancy("h200", regs, shared, threads)
