@@ -255,7 +255,7 @@ def _render_text(path, fn, spec, module, stats, seconds, problems, report, heat,
     ops = stats.get("opcodes")
     if isinstance(ops, dict) and ops:
         top = sorted(ops.items(), key=lambda kv: -kv[1])[:8]
-        lines.append("  top opcodes: " + ", ".join(f"{k} {v}" for k, v in top))
+        lines.append("  top opcodes (warp-instructions per launch): " + ", ".join(f"{k} {v}" for k, v in top))
     if problems:
         lines.append(f"undefined behaviour: {len(problems)} problem(s)")
         lines += ["  " + str(p) for p in problems]
