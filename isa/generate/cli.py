@@ -103,6 +103,16 @@ def register(sub) -> None:
     e.add_argument("--name", help="kernel name")
     e.add_argument("-o", "--output", help="write here instead of standard output")
     e.set_defaults(func=run_gemm_epilogue)
+    f = kinds.add_parser("flash-attention", help="mix kernel: O = softmax(Q K^T / sqrt(d)) V, QK^T and PV on cube "
+                         "cores, online softmax on vector cores")
+    f.add_argument("--sq", type=int, required=True, help="query rows")
+    f.add_argument("--sk", type=int, required=True, help="key/value rows")
+    f.add_argument("--d", type=int, default=64, choices=[64, 128], help="head dimension")
+    f.add_argument("--br", type=int, default=64, choices=[32, 64], help="query rows per cube task")
+    f.add_argument("--bc", type=int, default=128, help="keys per step (64, 128, 192, 256)")
+    f.add_argument("--name", help="kernel name")
+    f.add_argument("-o", "--output", help="write here instead of standard output")
+    f.set_defaults(func=run_flash_attention)
 
 
 def _write(text: str, path: str | None) -> int:
@@ -212,6 +222,13 @@ def run_gemm_epilogue(args) -> int:
                          l0_tile=_triple(args.l0_tile), stages=args.stages, act=args.act, out=args.out,
                          scale=args.scale)
     return _write(gemm_epilogue_kernel(cfg, args.name), args.output)
+
+
+def run_flash_attention(args) -> int:
+    from .fused import AttentionConfig, flash_attention_kernel
+
+    cfg = AttentionConfig(sq=args.sq, sk=args.sk, d=args.d, br=args.br, bc=args.bc)
+    return _write(flash_attention_kernel(cfg, args.name), args.output)
 
 
 def run_softmax(args) -> int:
