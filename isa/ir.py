@@ -122,6 +122,8 @@ class Address:
     space: str | None = None
     suffix: str | None = None
     span: Span = _span()
+    # SASS only: a second register term, ``[R2+UR4+0x10]`` (base R2, index UR4, offset 16)
+    index: Register | None = None
 
 
 @dataclass(frozen=True)
@@ -157,6 +159,28 @@ class Negated:
 
 
 @dataclass(frozen=True)
+class Sum:
+    """A register (or symbol) plus a constant as a source operand: ``st.u64 [x], temp + 1;``
+    (ptxas accepts it wherever a register source is allowed)."""
+
+    base: Operand
+    offset: int
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Modified:
+    """A source operand under a modifier: SASS ``-R13`` (``op='-'``), ``|R2|`` (``'|'``), ``~URZ``
+    (``'~'``), PTX ``-%r2`` (``vmad.s32.s32.s32 %r1, -%r2, %r3, %r4;``); ``suffix`` keeps what
+    follows the bars (``|R5|.reuse``). ``!P0`` is :class:`Negated`."""
+
+    operand: Operand
+    op: str
+    suffix: str | None = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
 class OperandList:
     """A parenthesised list, used by calls: ``(retval0)``, ``(param0, param1)``."""
 
@@ -164,7 +188,8 @@ class OperandList:
     span: Span = _span()
 
 
-Operand = Union[Register, Immediate, Symbol, Expression, Address, Vector, Sink, Pair, Negated, OperandList]
+Operand = Union[Register, Immediate, Symbol, Expression, Address, Vector, Sink, Pair, Negated, Sum, OperandList,
+                Modified]
 
 
 # --------------------------------------------------------------------------------------------
@@ -210,7 +235,7 @@ class Instruction:
     loc: SourceLoc | None = field(default=None, compare=False, repr=False)
     # Lexical scope id within the function (0 = function body); registers resolve through it.
     scope: int = field(default=0, compare=False, repr=False)
-    # Which ISA's spelling this instruction is printed in (``ptx`` or ``ascend``).
+    # Which ISA's spelling this instruction is printed in (``ptx``, ``ascend`` or ``sass``).
     isa: str = field(default="ptx", compare=False, repr=False)
 
     @property
@@ -227,6 +252,10 @@ class Instruction:
             from .ascend.emit import emit_instruction as emit_ascend
 
             return emit_ascend(self)
+        if self.isa == "sass":
+            from .sass.emit import emit_instruction as emit_sass
+
+            return emit_sass(self)
         from .emit import emit_instruction
 
         return emit_instruction(self)
@@ -465,7 +494,7 @@ ModuleItem = Union[Function, Variable, FileEntry, Section, Pragma, Directive]
 
 @dataclass(frozen=True)
 class Module:
-    """One assembly file. ``isa`` is ``ptx`` or ``ascend``.
+    """One assembly file. ``isa`` is ``ptx``, ``ascend`` or ``sass`` (a disassembled cubin).
 
     ``items`` keeps module-scope items in source order so emission reproduces the layout.
     """
@@ -489,6 +518,14 @@ class Module:
     @property
     def variables(self) -> list[Variable]:
         return [i for i in self.items if isinstance(i, Variable)]
+
+    @property
+    def static_variables(self) -> list[Variable]:
+        """Module variables and the ``.global``/``.const`` variables declared inside functions
+        (``{ .global .u32 counter; ... }``), which have static storage like module ones."""
+        inner = [d for f in self.functions for d in f.declarations
+                 if isinstance(d, Variable) and d.space in ("global", "const")]
+        return self.variables + inner
 
     @property
     def files(self) -> dict[int, FileEntry]:
@@ -526,6 +563,10 @@ class Module:
             from .ascend.emit import emit_module as emit_ascend
 
             return emit_ascend(self)
+        if self.isa == "sass":
+            from .sass.emit import emit_module as emit_sass
+
+            return emit_sass(self)
         from .emit import emit_module
 
         return emit_module(self)

@@ -62,11 +62,17 @@ _add("set_mask_norm", "S", "mask", "", None, "set_mask_norm")
 _add("set_mask_count", "S", "mask", "", None, "set_mask_count")
 _add("set_quant_pre", "S", "config", "I", None, "set_quant_pre 0x3c000000")
 _add("set_fpc", "S", "config", "fb", None, "set_fpc fb[0]")
+# atomic GM stores (CCE set_atomic_add/max/min/none + the element type; PIPE_S)
+for _a in ("add", "max", "min", "none", "f32", "f16", "bf16", "s8", "s16", "s32"):
+    _add(f"set_atomic_{_a}", "S", "config", "", None, f"set_atomic_{_a}")
 
 # ---- synchronisation ----
 _add("set_flag", "SYNC", "sync", "P P E", None, "set_flag PIPE_MTE2, PIPE_MTE1, EVENT_ID0")
 _add("wait_flag", "SYNC", "sync", "P P E", None, "wait_flag PIPE_MTE2, PIPE_MTE1, EVENT_ID0")
 _add("pipe_barrier", "SYNC", "sync", "P", None, "pipe_barrier PIPE_V")
+# cross-core (AIC <-> AIV of a mix kernel): CrossCoreSetFlag<mode, pipe>(flagId) / CrossCoreWaitFlag(flagId)
+_add("ffts_cross_core_sync", "SYNC", "sync", "P I I", None, "ffts_cross_core_sync PIPE_FIX, 2, 3")
+_add("wait_flag_dev", "SYNC", "sync", "I", None, "wait_flag_dev 3")
 
 # ---- MTE2: GM -> L1 / UB ----
 _add("copy_gm_to_cbuf", "MTE2", "copy", "l1 gm I I I I I I", None,

@@ -74,6 +74,28 @@ def _view2d(buf, off, rows, cols, stride):
     return as_strided(base, shape=(rows, cols), strides=(stride, 1))
 
 
+def _store(c, dst_space, db, do, rows, rowbytes, stride, data) -> None:
+    """Write ``data`` (rows x rowbytes bytes) to ``db`` at ``do`` with row ``stride``; GM stores
+    under ``set_atomic_add/max/min`` combine with what GM holds, in the ``set_atomic_<t>`` type
+    ([CCE-ATOMIC]: the operation runs on the store into GM)."""
+    view = _view2d(db, do, rows, rowbytes, stride)
+    mode = getattr(c, "atomic", None)
+    if dst_space != "gm" or mode is None:
+        view[...] = data
+        return
+    t = _NP[c.atomic_type]
+    size = _SIZE[c.atomic_type]
+    _need(rowbytes % size == 0, f"atomic {mode}: rows of {rowbytes} bytes are not whole .{c.atomic_type} elements")
+    old = np.ascontiguousarray(view).view(t).astype(np.float64 if c.atomic_type[0] in "fb" else np.int64)
+    new = np.ascontiguousarray(data).reshape(rows, rowbytes).view(t).astype(old.dtype)
+    with np.errstate(all="ignore"):
+        res = old + new if mode == "add" else np.maximum(old, new) if mode == "max" else np.minimum(old, new)
+    if c.atomic_type[0] in "su":
+        info = np.iinfo(t)
+        res = ((res - info.min) % (1 << (8 * size))) + info.min      # integer adds wrap
+    view[...] = np.ascontiguousarray(res.astype(t)).view(np.uint8).reshape(rows, rowbytes)
+
+
 def _need(cond, msg):
     if not cond:
         raise _ub(msg)
@@ -110,10 +132,11 @@ def _copy(ins, machine):
         sb, so = _region(c, src_space, src, s_hi, op)
         db, do = _region(c, dst_space, dst, d_hi, op)
         if c.functional:
-            _view2d(db, do, n, blen, ds)[...] = _view2d(sb, so, n, blen, ss).copy()
+            _store(c, dst_space, db, do, n, blen, ds, _view2d(sb, so, n, blen, ss).copy())
         reads = [(src_space, src, s_hi)] if src_space != "gm" else []
         writes = [(dst_space, dst, d_hi)] if dst_space != "gm" else []
-        span = (src, s_hi) if src_space == "gm" else (dst, d_hi) if dst_space == "gm" else None
+        span = (src, s_hi, (n, blen, ss)) if src_space == "gm" else (dst, d_hi, (n, blen, ds)) \
+            if dst_space == "gm" else None
         return ("move", path, n * blen, span), reads, writes
     return impl
 
@@ -141,16 +164,16 @@ def _copy_align(ins, machine):
             sb, so = _gm(c, src, src + (n - 1) * ss + ln, op)
             db, do = _local(c, "ub", dst, dst + (n - 1) * ds + ln, op)
             rng = ("ub", dst, dst + (n - 1) * ds + ln)
-            span = (src, src + (n - 1) * ss + ln)
+            span = (src, src + (n - 1) * ss + ln, (n, ln, ss))
         else:
             ss, ds = ub_row + sgap * 32, ln + dgap
             c.check_align("ub", src, op)
             sb, so = _local(c, "ub", src, src + (n - 1) * ss + ln, op)
             db, do = _gm(c, dst, dst + (n - 1) * ds + ln, op)
             rng = ("ub", src, src + (n - 1) * ss + ln)
-            span = (dst, dst + (n - 1) * ds + ln)
+            span = (dst, dst + (n - 1) * ds + ln, (n, ln, ds))
         if c.functional:
-            _view2d(db, do, n, ln, ds)[...] = _view2d(sb, so, n, ln, ss).copy()
+            _store(c, "ub" if to_ub else "gm", db, do, n, ln, ds, _view2d(sb, so, n, ln, ss).copy())
         return ("move", path, n * ln, span), ([] if to_ub else [rng]), ([rng] if to_ub else [])
     return impl
 
@@ -177,6 +200,7 @@ def _nd2nz(ins, machine):
         total = 0
         writes = []
         lo_all, hi_all = None, None
+        one_nd = nd == 1
         for i in range(nd):
             s0 = src + i * s_mat * size
             d0 = dst + i * d_mat * size
@@ -194,7 +218,8 @@ def _nd2nz(ins, machine):
                 out[...] = pad.reshape(nv, d1, 32).transpose(1, 0, 2)
             total += nv * dv * size
             writes.append(("l1", d0, d_hi))
-        return ("move", "gm->l1", total, (lo_all, hi_all)), [], writes
+        pattern = (nv, dv * size, s_d * size) if one_nd else None
+        return ("move", "gm->l1", total, (lo_all, hi_all, pattern)), [], writes
     return impl
 
 
@@ -375,15 +400,29 @@ def _fixpipe(ins, machine):
         dst, src = a[0], a[1]
         n, m, dstr, sstr, _uf, _q, relu, split, nz2nd = (int(x) if not isinstance(x, str) else x for x in a[3:12])
         _need(1 <= n <= 4095 and 1 <= m <= 65535, f"copy_matrix_cc_to_gm: nSize {n} / mSize {m} out of range")
-        if not nz2nd or split:
-            raise SimulationError("copy_matrix_cc_to_gm: only nz2ndEn=1, channelSplit=0 is modelled", ins.span)
         _need(sstr >= m, f"copy_matrix_cc_to_gm: srcStride {sstr} is smaller than mSize {m}")
-        _need(dstr >= n, f"copy_matrix_cc_to_gm: dstStride {dstr} is smaller than nSize {n}")
+        if split:
+            _need(not nz2nd, "copy_matrix_cc_to_gm: channelSplit splits NZ output; it needs nz2ndEn=0")
+            _need(out_t == "f32", f"copy_matrix_cc_to_gm: channelSplit is for f32 output (16x16 -> 2 x 16x8), "
+                                  f"not .{out_t}")
+        if nz2nd:
+            _need(dstr >= n, f"copy_matrix_cc_to_gm: dstStride {dstr} is smaller than nSize {n}")
+            nblk = cw = 0
+        else:
+            # ascend.md: 32 B of C0 per fractal row: f32 channel split 16x16 -> 2 x 16x8, s8/u8 merge
+            # 16x16 -> 16x32, otherwise 16 columns per block; nSize a multiple of 16 (8 with split)
+            cw = 8 if split else 32 if osize == 1 else 16
+            _need(n % (8 if split else 16) == 0, f"copy_matrix_cc_to_gm: NZ output needs nSize a multiple of "
+                                                  f"{8 if split else 16}, got {n}")
+            nblk = -(-n // cw)
+            _need(dstr * 32 >= m * cw * osize, f"copy_matrix_cc_to_gm: NZ dstStride {dstr} x 32 B is smaller than "
+                                              f"one column block ({m} x {cw} x {osize} B)")
         c.check_align("l0c", src, "copy_matrix_cc_to_gm")
         n1 = (n + 15) // 16
         s_hi = src + ((n1 - 1) * sstr + m) * 64
         _local(c, "l0c", src, s_hi, "copy_matrix_cc_to_gm")
-        d_hi = dst + ((m - 1) * dstr + n) * osize
+        d_hi = dst + ((m - 1) * dstr + n) * osize if nz2nd else \
+            dst + (nblk - 1) * dstr * 32 + m * min(cw, n - (nblk - 1) * cw) * osize
         db, do = _gm(c, dst, d_hi, "copy_matrix_cc_to_gm")
         if quant.startswith("V"):
             c.check_range("fb", c.fpc, c.fpc + 8 * n, "copy_matrix_cc_to_gm (per-channel parameters)")
@@ -398,9 +437,18 @@ def _fixpipe(ins, machine):
             y, _ = quantize(x, quant, c.quant_pre, pc)
             if relu:
                 y = np.maximum(y, np.zeros((), dtype=y.dtype))
-            _view2d(db, do, m, n * osize, dstr * osize)[...] = np.ascontiguousarray(y).view(np.uint8) \
-                .reshape(m, n * osize)
-        return ("move", "l0c->gm", m * n * osize, (dst, d_hi)), [("l0c", src, s_hi)], []
+            if nz2nd:
+                _store(c, "gm", db, do, m, n * osize, dstr * osize,
+                       np.ascontiguousarray(y).view(np.uint8).reshape(m, n * osize))
+            else:  # NZ out: column blocks of cw elements, each m rows x cw, dstStride x 32 B apart
+                yb = np.ascontiguousarray(y)
+                for j in range(nblk):
+                    blk = yb[:, j * cw:(j + 1) * cw]
+                    w = blk.shape[1] * osize
+                    _store(c, "gm", db, do + j * dstr * 32, m, w, cw * osize,
+                           np.ascontiguousarray(blk).view(np.uint8).reshape(m, w))
+        pattern = (m, n * osize, dstr * osize) if nz2nd else None
+        return ("move", "l0c->gm", m * n * osize, (dst, d_hi, pattern)), [("l0c", src, s_hi)], []
     return impl
 
 

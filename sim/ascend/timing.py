@@ -30,7 +30,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from isa.ascend.opcodes import PIPES
-from isa.errors import InputError
+from isa.errors import InputError, SimulationError
+
+from sim.timing import Queue, Stalls, Unit
 
 from .l2 import L2
 from .machine import AscendModel
@@ -80,6 +82,8 @@ class TimingResult:
     l2_hit_rate: float = 0.0          # of GM bytes read
     hbm_read_bytes: int = 0           # GM reads that missed L2
     hbm_writeback_bytes: int = 0      # dirty L2 data written back during the kernel
+    utilization_by_kind: dict = field(default_factory=dict)   # mix launches: {'cube': {pipe: u}, 'vector': ...}
+    stalls: Stalls = field(default_factory=Stalls)            # every wait, by cause (sim.timing.Stalls)
 
 
 def ub_bank_cycles(reads: list[np.ndarray], writes: list[np.ndarray], m: AscendModel) -> np.ndarray:
@@ -164,85 +168,124 @@ class _CoreRun:
     flows: list
 
 
-def _schedule(core: int, events, m: AscendModel, price: Pricer, waits: dict | None, trace: bool) -> _CoreRun:
-    """One core's events through the scalar unit and its in-order pipe queues."""
-    busy = defaultdict(float)
+def _schedule(core: int, events, m: AscendModel, price: Pricer, stalls: Stalls | None, waits: dict | None,
+              trace: bool, xtime: dict, xslice: dict):
+    """One core's events through the scalar unit and its in-order pipe queues (a generator: it
+    yields while a cross-core wait needs the time of a set another core has not reached yet, and
+    returns a :class:`_CoreRun`). ``xtime`` maps (core, eid) of every cross-core set to its time.
+
+    Built on the shared timing layer: each pipe is a :class:`sim.timing.Unit` (free time, busy
+    cycles), each pipe's instruction queue a :class:`sim.timing.Queue` of ``queue_depth`` entries
+    that leave when they start, and every wait is charged to a cause in ``stalls``
+    (:class:`sim.timing.Stalls`): ``queue_full:<pipe>`` (the scalar unit waits for a queue slot),
+    ``flag:<src>-><dst>`` (a pipe, or the scalar unit, waits in ``wait_flag``), ``cross_core``
+    (``wait_flag_dev``), ``barrier`` (``pipe_barrier(PIPE_ALL)`` drains every pipe),
+    ``unit_flag`` (a FixPipe streaming from its mad waits for it beyond its pipe's own order).
+    """
+    units = {p: Unit(p) for p in PIPES}
+    queues = {p: Queue(p, m.queue_depth) for p in PIPES}
+    scalar = units["S"]
     slices: list[Slice] = []
     flows = []
-    depth = m.queue_depth
     lat = m.flag_latency
     issue = m.issue_cycles
     t_s = 0.0
-    free = {p: 0.0 for p in PIPES}
-    starts = {p: [] for p in PIPES}
     set_time: dict[int, float] = {}
     start_of = [0.0] * len(events)
     end_of = [0.0] * len(events)
     set_slice: dict[int, Slice] = {}
+    add = stalls.add if stalls is not None else (lambda cause, cycles, n=1: None)
+    note = (lambda ev, cycles: _wait(waits, ev, cycles)) if waits is not None else (lambda ev, cycles: None)
     for ev in events:
         t_s += ev.scal * issue
-        busy["S"] += ev.scal * issue
+        scalar.busy += ev.scal * issue
         p = ev.pipe
         kind = ev.kind
         if p == "ALL":
-            t = max(t_s, max(free.values()))
+            t = max(t_s, max(u.free_at for u in units.values()))
+            add("barrier", t - t_s)
             t_s = t
-            for q in free:
-                free[q] = t
+            for u in units.values():
+                u.free_at = max(u.free_at, t)
             start_of[ev.eid] = end_of[ev.eid] = t
             continue
         if p == "S":
             start = t_s
-            if kind == "wait":
+            if kind == "xwait":
+                while any(k not in xtime for k in ev.pair):
+                    yield
+                t_s = max(t_s, max(xtime[k] for k in ev.pair) + m.cross_core_latency)
+                add("cross_core", t_s - start)
+                note(ev, t_s - start)
+            elif kind == "wait":
                 t_s = max(t_s, set_time[ev.pair] + lat)
-                if waits is not None:
-                    _wait(waits, ev, t_s - start)
+                add(_flag_cause(ev), t_s - start)
+                note(ev, t_s - start)
             elif kind == "set":
                 set_time[ev.eid] = t_s
             elif kind == "op":
                 d = price(ev)
                 t_s += d
-                busy["S"] += d
+                scalar.busy += d
             start_of[ev.eid], end_of[ev.eid] = start, t_s
             if trace:
-                s = Slice(core, p, start, t_s, ev.name, ev.idx, ev.eid, kind)
-                slices.append(s)
-                _link(s, ev, set_slice, flows)
+                sl = Slice(core, p, start, t_s, ev.name, ev.idx, ev.eid, kind)
+                slices.append(sl)
+                _link(sl, ev, set_slice, flows, xslice)
             continue
-        st = starts[p]
-        if len(st) >= depth and st[-depth] > t_s:
-            t_s = st[-depth]
-        start = max(t_s, free[p])
+        q = queues[p]
+        t_in, waited = q.admit(t_s)
+        add("queue_full:" + p, waited)
+        t_s = t_in
+        u = units[p]
+        start = max(t_s, u.free_at)
         if kind == "op":
             d = price(ev)
             if ev.unit_dep is not None:
                 dep = ev.unit_dep
-                start = max(start, start_of[dep] + m.mad_head)
+                ready = max(start, start_of[dep] + m.mad_head)
+                add("unit_flag", ready - start)
+                start = ready
                 tail = m.mover_head + 512.0 / m.mover_bw["l0c->gm"]  # the last 16x16 fractal
                 end = max(start + d, end_of[dep] + tail)
             else:
                 end = start + d
-            busy[p] += end - start
+            u.busy += end - start
+            u.work += 1
         elif kind == "set":
             end = start
             set_time[ev.eid] = start
+        elif kind == "xset":
+            end = start
+            xtime[(core, ev.eid)] = start
         elif kind == "wait":
             end = max(start, set_time[ev.pair] + lat)
-            if waits is not None:
-                _wait(waits, ev, end - start)
+            add(_flag_cause(ev), end - start)
+            note(ev, end - start)
         else:  # single-pipe barrier: queue already in order
             end = start
-        free[p] = end
-        st.append(start)
+        u.free_at = end
+        q.push(start)
         start_of[ev.eid], end_of[ev.eid] = start, end
         if trace:
-            s = Slice(core, p, start, end, ev.name, ev.idx, ev.eid, kind)
-            slices.append(s)
-            _link(s, ev, set_slice, flows)
-    return _CoreRun(max([t_s] + list(free.values())), busy, start_of, end_of, slices, flows)
+            sl = Slice(core, p, start, end, ev.name, ev.idx, ev.eid, kind)
+            slices.append(sl)
+            _link(sl, ev, set_slice, flows, xslice)
+    busy = {p: units[p].busy for p in PIPES}
+    return _CoreRun(max([t_s] + [u.free_at for u in units.values()]), busy, start_of, end_of, slices, flows)
 
 
-def simulate(events_per_core, m: AscendModel, *, gm_bytes: int = 0, gm_unique: int = 0, trace: bool = False) -> TimingResult:
+def _flag_cause(ev) -> str:
+    src, dst, _ = ev.key
+    return f"flag:{src}->{dst}"
+
+
+#: pipes of each kind of core of a mix launch (utilisation is over the cores that have the pipe)
+KIND_PIPES = {"cube": ("S", "M", "MTE1", "MTE2", "MTE3", "FIX"), "vector": ("S", "V", "MTE2", "MTE3")}
+
+
+def simulate(events_per_core, m: AscendModel, *, gm_bytes: int = 0, gm_unique: int = 0, trace: bool = False,
+             core_types: list[str] | None = None) -> TimingResult:
     """Schedule every core's events.
 
     Two passes: the first prices every GM byte as an L2 hit and gives each transfer its start
@@ -258,8 +301,8 @@ def simulate(events_per_core, m: AscendModel, *, gm_bytes: int = 0, gm_unique: i
     share = m.hbm_bytes_per_cycle / n_gm
     first = Pricer(m, share, with_l2=False)
     order = []
-    for core, events in enumerate(events_per_core):
-        run = _schedule(core, events, m, first, None, False)
+    for core, run in enumerate(_schedule_all(events_per_core, m, first, None, None, False)):
+        events = events_per_core[core]
         for ev in events:
             if _is_gm_move(ev):
                 order.append((run.start_of[ev.eid], run.end_of[ev.eid], core, ev.eid))
@@ -269,7 +312,7 @@ def simulate(events_per_core, m: AscendModel, *, gm_bytes: int = 0, gm_unique: i
     for start, end, core, eid in order:
         ev = events_per_core[core][eid]
         path, nbytes, span = ev.work[1], ev.work[2], ev.work[3]
-        miss, wb = l2.access(span if span is not None else (core, eid), nbytes, write=path.endswith("->gm"))
+        miss, wb = l2.access(span[:2] if span is not None else (core, eid), nbytes, write=path.endswith("->gm"))
         ev.hbm = miss + wb
         ev.hbm_share = share
         if ev.hbm:
@@ -285,36 +328,86 @@ def simulate(events_per_core, m: AscendModel, *, gm_bytes: int = 0, gm_unique: i
             ev.hbm_share = m.hbm_bytes_per_cycle / max(1, int(kk))
     price = Pricer(m, share)
     busy = defaultdict(float)
+    stalls = Stalls()
     waits: dict[str, dict] = {}
     core_cycles = []
     slices: list[Slice] = []
     flows = []
-    for core, events in enumerate(events_per_core):
-        run = _schedule(core, events, m, price, waits, trace)
+    runs_busy = []
+    for run in _schedule_all(events_per_core, m, price, stalls, waits, trace):
+        runs_busy.append(run.busy)
         for k, v in run.busy.items():
             busy[k] += v
         core_cycles.append(run.cycles)
         slices.extend(run.slices)
         flows.extend(run.flows)
     cycles = max(core_cycles) if core_cycles else 0.0
-    util = {p: (busy[p] / (cycles * n) if cycles else 0.0) for p in PIPES}
+    by_kind = {}
+    if core_types:
+        for kind, pipes in KIND_PIPES.items():
+            idx = [i for i, k in enumerate(core_types) if k == kind]
+            kb = defaultdict(float)
+            for i in idx:
+                for q, v in runs_busy[i].items():
+                    kb[q] += v
+            by_kind[kind] = {q: (kb[q] / (cycles * len(idx)) if cycles and idx else 0.0) for q in pipes}
+        util = {p: max((by_kind[k].get(p, 0.0) for k in by_kind), default=0.0) for p in PIPES}
+    else:
+        util = {p: (busy[p] / (cycles * n) if cycles else 0.0) for p in PIPES}
     return TimingResult(cycles, cycles / m.hz, core_cycles, {p: busy[p] for p in PIPES}, util, waits, gm_bytes,
                         gm_unique, share, slices, flows, l2_hit_rate=l2.hit_rate, hbm_read_bytes=l2.miss_bytes,
-                        hbm_writeback_bytes=l2.writeback_bytes)
+                        hbm_writeback_bytes=l2.writeback_bytes, utilization_by_kind=by_kind, stalls=stalls)
+
+
+def _schedule_all(events_per_core, m, price, stalls, waits, trace) -> list[_CoreRun]:
+    """Every core's schedule; cores take turns where cross-core flags make one wait for another."""
+    xtime: dict = {}
+    xslice: dict = {}
+    gens = [_schedule(core, events, m, price, stalls, waits, trace, xtime, xslice)
+            for core, events in enumerate(events_per_core)]
+    runs: list = [None] * len(gens)
+    live = list(range(len(gens)))
+    while live:
+        progressed = False
+        still = []
+        for i in live:
+            before = len(xtime)
+            try:
+                next(gens[i])
+                still.append(i)
+            except StopIteration as stop:
+                runs[i] = stop.value
+                progressed = True
+            progressed |= len(xtime) != before
+        if still and not progressed:
+            raise SimulationError("timing: cross-core waits with no reachable set (the functional run "
+                                  "should have reported a deadlock)")
+        live = still
+    return runs
 
 
 def _wait(waits, ev, cycles):
-    src, dst, e = ev.key
-    w = waits.setdefault(FLAG_NAME.format(src, dst, e), {"wait_cycles": 0.0, "waits": 0})
+    if ev.kind == "xwait":
+        name = f"cross-core flag {ev.key}"
+    else:
+        src, dst, e = ev.key
+        name = FLAG_NAME.format(src, dst, e)
+    w = waits.setdefault(name, {"wait_cycles": 0.0, "waits": 0})
     w["wait_cycles"] += cycles
     w["waits"] += 1
 
 
-def _link(s: Slice, ev, set_slice, flows):
+def _link(s: Slice, ev, set_slice, flows, xslice=None):
     if ev.kind == "set":
         set_slice[ev.eid] = s
     elif ev.kind == "wait" and ev.pair in set_slice:
         flows.append((set_slice.pop(ev.pair), s))
+    elif ev.kind == "xset" and xslice is not None:
+        xslice[(s.core, ev.eid)] = s
+    elif ev.kind == "xwait" and xslice is not None:
+        for k in ev.pair:
+            if k in xslice:
+                flows.append((xslice[k], s))
 
 
 def _is_gm_move(ev) -> bool:
