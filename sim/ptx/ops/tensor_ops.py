@@ -325,10 +325,14 @@ def _wmma_mma(M, pc, ins, canon, ms, mods):
     from sim.ptx.tensor import wmma_mma
 
     shape = next(m for m in mods if m.startswith("m") and "n" in m and "k" in m)
-    ts = types_of(mods)
-    d_t, c_t = ts[-2], ts[-1]
-    ab = [t for t in ts[:-2]]
-    a_t = b_t = ab[0] if ab else "f16"
+    ts = types_of(mods) + [m for m in mods if m in ("tf32", "s4", "u4", "b1", "e4m3", "e5m2")]
+    ts = [m for m in mods if m in set(ts)]
+    # .dtype.ctype (f16 a/b implied) or .dtype.atype.btype.ctype (ISA 9.7.14.4.5)
+    if len(ts) >= 4:
+        d_t, a_t, b_t, c_t = ts[:4]
+    else:
+        d_t, c_t = ts[0], ts[-1]
+        a_t = b_t = "f16"
     sat = "satfinite" in ms
     D, A, B, C = (Fragment(M, ins, o) for o in ins.operands[:4])
 
