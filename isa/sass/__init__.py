@@ -193,13 +193,18 @@ def listings(modules, *, use_cache: bool = True) -> list[Listing]:
         if out[-1] is None:
             todo.append(len(out) - 1)
     if todo:
-        compiled = compile_many([(_text(mods[i]), ptx_target(mods[i]), mods[i].path or "<ptx>") for i in todo],
-                                use_cache=use_cache)
         from .parser import parse
 
-        for i, c in zip(todo, compiled):
-            sass = parse(c.listing, (mods[i].path or "<ptx>") + ".sass", c.target) if c.listing else None
-            lst = Listing(mods[i], c, sass)
+        parsed: dict[int, Module | None] = {}
+
+        def then(j: int, c: Compiled) -> None:     # parse while the other batches' tools run
+            m = mods[todo[j]]
+            parsed[j] = parse(c.listing, (m.path or "<ptx>") + ".sass", c.target) if c.listing else None
+
+        compiled = compile_many([(_text(mods[i]), ptx_target(mods[i]), mods[i].path or "<ptx>") for i in todo],
+                                use_cache=use_cache, then=then)
+        for j, (i, c) in enumerate(zip(todo, compiled)):
+            lst = Listing(mods[i], c, parsed.get(j))
             _LISTINGS[id(mods[i])] = (mods[i], lst)
             out[i] = lst
     if len(_LISTINGS) > 256:
