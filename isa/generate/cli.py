@@ -89,6 +89,20 @@ def register(sub) -> None:
         r.add_argument("--name", help="kernel name")
         r.add_argument("-o", "--output", help="write here instead of standard output")
         r.set_defaults(func=run_reduce if kind == "reduce" else run_softmax)
+    e = kinds.add_parser("gemm-epilogue", help="mix kernel: A @ B on cube cores, + bias, activation, f16 or int8 "
+                         "on vector cores (GM workspace, cross-core flags)")
+    for dim in ("m", "n", "k"):
+        e.add_argument(f"--{dim}", type=int, required=True)
+    e.add_argument("--dtype", default="f16", choices=["f16", "bf16"])
+    e.add_argument("--act", default="relu", choices=["none", "relu"])
+    e.add_argument("--out", default="s8", choices=["f16", "s8"], help="s8: sat(rint(f16(y * scale)))")
+    e.add_argument("--scale", type=float, default=0.0625)
+    e.add_argument("--l1-tile", default="128,256,256")
+    e.add_argument("--l0-tile", default="128,256,64")
+    e.add_argument("--stages", type=int, default=2)
+    e.add_argument("--name", help="kernel name")
+    e.add_argument("-o", "--output", help="write here instead of standard output")
+    e.set_defaults(func=run_gemm_epilogue)
 
 
 def _write(text: str, path: str | None) -> int:
@@ -189,6 +203,15 @@ def run_reduce(args) -> int:
 
     _reject(args, PTX_VEC_ONLY, "ascend")
     return _write(reduce_kernel(ReduceConfig(args.op, args.dtype, args.rows, args.cols), args.name), args.output)
+
+
+def run_gemm_epilogue(args) -> int:
+    from .fused import EpilogueConfig, gemm_epilogue_kernel
+
+    cfg = EpilogueConfig(m=args.m, n=args.n, k=args.k, dtype=args.dtype, l1_tile=_triple(args.l1_tile),
+                         l0_tile=_triple(args.l0_tile), stages=args.stages, act=args.act, out=args.out,
+                         scale=args.scale)
+    return _write(gemm_epilogue_kernel(cfg, args.name), args.output)
 
 
 def run_softmax(args) -> int:

@@ -113,7 +113,8 @@ def _copy(ins, machine):
             _view2d(db, do, n, blen, ds)[...] = _view2d(sb, so, n, blen, ss).copy()
         reads = [(src_space, src, s_hi)] if src_space != "gm" else []
         writes = [(dst_space, dst, d_hi)] if dst_space != "gm" else []
-        span = (src, s_hi) if src_space == "gm" else (dst, d_hi) if dst_space == "gm" else None
+        span = (src, s_hi, (n, blen, ss)) if src_space == "gm" else (dst, d_hi, (n, blen, ds)) \
+            if dst_space == "gm" else None
         return ("move", path, n * blen, span), reads, writes
     return impl
 
@@ -141,14 +142,14 @@ def _copy_align(ins, machine):
             sb, so = _gm(c, src, src + (n - 1) * ss + ln, op)
             db, do = _local(c, "ub", dst, dst + (n - 1) * ds + ln, op)
             rng = ("ub", dst, dst + (n - 1) * ds + ln)
-            span = (src, src + (n - 1) * ss + ln)
+            span = (src, src + (n - 1) * ss + ln, (n, ln, ss))
         else:
             ss, ds = ub_row + sgap * 32, ln + dgap
             c.check_align("ub", src, op)
             sb, so = _local(c, "ub", src, src + (n - 1) * ss + ln, op)
             db, do = _gm(c, dst, dst + (n - 1) * ds + ln, op)
             rng = ("ub", src, src + (n - 1) * ss + ln)
-            span = (dst, dst + (n - 1) * ds + ln)
+            span = (dst, dst + (n - 1) * ds + ln, (n, ln, ds))
         if c.functional:
             _view2d(db, do, n, ln, ds)[...] = _view2d(sb, so, n, ln, ss).copy()
         return ("move", path, n * ln, span), ([] if to_ub else [rng]), ([rng] if to_ub else [])
@@ -177,6 +178,7 @@ def _nd2nz(ins, machine):
         total = 0
         writes = []
         lo_all, hi_all = None, None
+        one_nd = nd == 1
         for i in range(nd):
             s0 = src + i * s_mat * size
             d0 = dst + i * d_mat * size
@@ -194,7 +196,8 @@ def _nd2nz(ins, machine):
                 out[...] = pad.reshape(nv, d1, 32).transpose(1, 0, 2)
             total += nv * dv * size
             writes.append(("l1", d0, d_hi))
-        return ("move", "gm->l1", total, (lo_all, hi_all)), [], writes
+        pattern = (nv, dv * size, s_d * size) if one_nd else None
+        return ("move", "gm->l1", total, (lo_all, hi_all, pattern)), [], writes
     return impl
 
 
@@ -400,7 +403,7 @@ def _fixpipe(ins, machine):
                 y = np.maximum(y, np.zeros((), dtype=y.dtype))
             _view2d(db, do, m, n * osize, dstr * osize)[...] = np.ascontiguousarray(y).view(np.uint8) \
                 .reshape(m, n * osize)
-        return ("move", "l0c->gm", m * n * osize, (dst, d_hi)), [("l0c", src, s_hi)], []
+        return ("move", "l0c->gm", m * n * osize, (dst, d_hi, (m, n * osize, dstr * osize))), [("l0c", src, s_hi)], []
     return impl
 
 

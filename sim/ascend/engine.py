@@ -293,22 +293,31 @@ class Core:
         gm = self.launch.gm
         if gm.owners is None or span is None:
             return
-        lo, hi = span
+        lo, hi = span[0], span[1]
         i, off = gm.locate(lo, hi)
         g = gm.GRAIN
-        a, b = off // g, (off + (hi - lo) + g - 1) // g
+        pattern = span[2] if len(span) > 2 else None
+        if pattern is None or pattern[0] == 1 or pattern[1] >= pattern[2]:
+            sel_idx = np.arange(off // g, (off + (hi - lo) + g - 1) // g)
+        else:  # bursts with gaps: only the bytes moved
+            n, blen, stride = pattern
+            starts = off + np.arange(n) * stride
+            first, last = starts // g, (starts + blen - 1) // g
+            width = int((last - first).max()) + 1
+            sel_idx = np.unique((first[:, None] + np.arange(width)[None, :])[
+                np.arange(width)[None, :] <= (last - first)[:, None]])
         own = gm.owners[i]
         p = PIPE_INDEX[pipe]
         tick = int(self.hz.vc[p, p])
         checks = [("w", "written")] + ([("r", "read")] if write else [])
         for key, verb in checks:
-            cores = own[key + "c"][a:b]
+            cores = own[key + "c"][sel_idx]
             other = (cores >= 0) & (cores != self.gid)
             if not other.any():
                 continue
             for c in np.unique(cores[other]):
                 sel = cores == c
-                pipes, ticks = own[key + "p"][a:b][sel], own[key + "t"][a:b][sel]
+                pipes, ticks = own[key + "p"][sel_idx][sel], own[key + "t"][sel_idx][sel]
                 known = self.remote.get(int(c))
                 late = ticks > (known[pipes] if known is not None else -1)
                 if late.any():
@@ -316,14 +325,14 @@ class Core:
                     other_core = self.launch.core_name(int(c))
                     me = self.launch.instrs[idx]
                     self.launch.report(self, idx, f"{me.opcode} (PIPE_{pipe}) {'writes' if write else 'reads'} "
-                                       f"{gm.names[i]}[{(a + int(np.flatnonzero(sel)[j])) * g:#x}, ...) "
+                                       f"{gm.names[i]}[{int(sel_idx[np.flatnonzero(sel)[j]]) * g:#x}, ...) "
                                        f"{verb} by {other_core} (PIPE_{PIPES[int(pipes[j])]}) with no cross-core "
                                        f"flag (ffts_cross_core_sync / wait_flag_dev) between them", stopped=False)
                     break
         side = "w" if write else "r"
-        own[side + "c"][a:b] = self.gid
-        own[side + "p"][a:b] = p
-        own[side + "t"][a:b] = tick
+        own[side + "c"][sel_idx] = self.gid
+        own[side + "p"][sel_idx] = p
+        own[side + "t"][sel_idx] = tick
 
     def race(self, pipe: str, idx: int, reads, writes) -> None:
         p = PIPE_INDEX[pipe]
