@@ -198,3 +198,285 @@ def _aiv(cfg: EpilogueConfig, name: str, params: str, mt: int, nt: int, total: i
     A("wait_flag PIPE_MTE3, PIPE_V, EVENT_ID0")
     A("ret")
     return "\n".join([f".kernel {name}_aiv .vector {params}", "{"] + A.lines + ["}"]) + "\n"
+
+
+# ----------------------------------------------------------------------------------------------
+# FlashAttention-style forward
+# ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AttentionConfig:
+    sq: int = 256          # query rows
+    sk: int = 512          # key / value rows
+    d: int = 64            # head dimension (64 or 128)
+    br: int = 64           # query rows per cube task (each vector core takes half)
+    bc: int = 128          # keys per step (a multiple of 64, at most 256)
+
+    @property
+    def softmax_scale(self) -> float:
+        import numpy as np
+        return float(np.float32(1.0 / np.sqrt(self.d)))
+
+
+def _check_attention(cfg: AttentionConfig) -> None:
+    if cfg.d not in (64, 128):
+        raise InputError(f"flash attention: --d must be 64 or 128, got {cfg.d}")
+    if cfg.br not in (32, 64) or cfg.bc % 64 or not 64 <= cfg.bc <= 256:
+        raise InputError(f"flash attention: br must be 32 or 64 and bc a multiple of 64 up to 256 "
+                         f"(got br={cfg.br}, bc={cfg.bc})")
+    if cfg.sq % cfg.br or cfg.sk % cfg.bc or cfg.sq < 1 or cfg.sk < 1:
+        raise InputError(f"flash attention: sq={cfg.sq} must be a multiple of br={cfg.br} and sk={cfg.sk} of "
+                         f"bc={cfg.bc}")
+    if cfg.bc * cfg.d * 2 > 64 * 1024 or cfg.br * cfg.bc * 2 > 64 * 1024:
+        raise InputError("flash attention: a K/V or P tile does not fit L0A/L0B (64 KB)")
+
+
+def flash_attention_kernel(cfg: AttentionConfig, name: str | None = None) -> str:
+    """``O = softmax(Q K^T * scale) V`` (f16 in and out) as a mix kernel, FlashAttention-2 style:
+    per block of ``br`` query rows the cube core computes ``S_j = Q K_j^T`` one key block ahead
+    (two S slots in the GM workspace), the vector cores keep the running row max ``m``, row sum
+    ``l`` and output ``O`` in UB (online softmax), write ``P_j = f16(exp(S_j * scale - m))`` to GM,
+    the cube core computes ``P_j V_j`` and the vector cores add it to ``O * exp(m_old - m)``."""
+    _check_attention(cfg)
+    name = name or f"flash_attn_{cfg.sq}x{cfg.sk}x{cfg.d}"
+    sq, sk, d, br, bc = cfg.sq, cfg.sk, cfg.d, cfg.br, cfg.bc
+    per_core = 2 * br * bc + br * d
+    params = (f"(.gm .f16 %q[{sq * d}], .gm .f16 %k[{sk * d}], .gm .f16 %v[{sk * d}], "
+              f".gm .f32 %ws[{per_core * 24}], .gm .f16 %wp[{br * bc * 24}], .gm .f16 %o[{sq * d}])")
+    meta = header("flash_attention", sq=sq, sk=sk, d=d, dtype="f16", out="f16", br=br, bc=bc,
+                  softmax_scale=repr(cfg.softmax_scale))
+    lines = [".arch davinci-a2", f".mix {name} {name}_aic {name}_aiv", meta,
+             f"// O[{sq}x{d}] = softmax(Q K^T * {cfg.softmax_scale:.6g}) V; K, V [{sk}x{d}]; blocks of {br} query "
+             f"rows x {bc} keys"]
+    return "\n".join(lines) + "\n" + _attn_aic(cfg, name, params, per_core) + "\n" + \
+        _attn_aiv(cfg, name, params, per_core)
+
+
+def _attn_aic(cfg, name, params, per_core) -> str:
+    d, br, bc = cfg.d, cfg.br, cfg.bc
+    qb, nb = cfg.sq // br, cfg.sk // bc
+    Q, KT, PL, VL = 0, 64 * 1024, 128 * 1024, 192 * 1024        # L1 regions
+    PVC = br * bc * 4                                          # L0C: S at 0, PV after it
+    A = _Asm()
+
+    def s_phase(jreg: str, slotreg: str) -> None:
+        A(f"mul %t0, {jreg}, {bc * d * 2}")
+        A("add %t0, %t0, %k")
+        A(f"copy_gm_to_cbuf_multi_nd2nz_b16 l1[{KT}], gm[%t0], 0, 1, {bc}, {d}, 0, {d}, {bc}, 1, 0")
+        A("set_flag PIPE_MTE2, PIPE_MTE1, EVENT_ID0")
+        A("wait_flag PIPE_MTE2, PIPE_MTE1, EVENT_ID0")
+        for kb in range(d // 16):
+            A(f"load_cbuf_to_ca.f16 l0a[{kb * 512}], l1[{Q + kb * br // 16 * 512}], 0, {br // 16}, 1, "
+              f"{d // 16 - 1}, 0, 0, 0")
+        for kb in range(d // 16):
+            A(f"load_cbuf_to_cb.f16 l0b[{kb * bc // 16 * 512}], l1[{KT + kb * bc // 16 * 512}], 0, {bc // 16}, 1, "
+              "0, 0, 0, 0")
+        A("set_flag PIPE_MTE1, PIPE_M, EVENT_ID0")
+        A("wait_flag PIPE_MTE1, PIPE_M, EVENT_ID0")
+        A(f"mad.f16 l0c[0], l0a[0], l0b[0], {br}, {d}, {bc}, 0, 0, 0, 1")
+        A("set_flag PIPE_M, PIPE_FIX, EVENT_ID0")
+        A("wait_flag PIPE_M, PIPE_FIX, EVENT_ID0")
+        A(f"mul %t0, {slotreg}, {br * bc * 4}")
+        A("add %t0, %t0, %wsg")
+        A(f"copy_matrix_cc_to_gm.f32 gm[%t0], l0c[0], 0, {bc}, {br}, {bc}, {br}, 0, NoQuant, 0, 0, 1")
+        A("ffts_cross_core_sync PIPE_FIX, 2, 0")
+        A("pipe_barrier PIPE_ALL")
+
+    A(f"mul %wsg, block_idx, {per_core * 4}")
+    A("add %wsg, %wsg, %ws")
+    A(f"mul %wpg, block_idx, {br * bc * 2}")
+    A("add %wpg, %wpg, %wp")
+    A("mov %blk, block_idx")
+    A.label("q_loop")
+    A(f"cmp.ge %p0, %blk, {qb}")
+    A("@%p0 bra done")
+    A(f"mul %t0, %blk, {br * d * 2}")
+    A("add %t0, %t0, %q")
+    A(f"copy_gm_to_cbuf_multi_nd2nz_b16 l1[{Q}], gm[%t0], 0, 1, {br}, {d}, 0, {d}, {br}, 1, 0")
+    A("mov %j, 0")
+    A("mov %slot, 0")
+    s_phase("%j", "%slot")
+    A.label("k_loop")
+    A("add %jn, %j, 1")
+    A(f"cmp.lt %p1, %jn, {nb}")
+    A("@!%p1 bra pv")
+    A("xor %sn, %slot, 1")
+    s_phase("%jn", "%sn")               # S of the next key block while the vector cores do softmax
+    A.label("pv")
+    A("wait_flag_dev 1")
+    A(f"copy_gm_to_cbuf_multi_nd2nz_b16 l1[{PL}], gm[%wpg], 0, 1, {br}, {bc}, 0, {bc}, {br}, 1, 0")
+    A(f"mul %t0, %j, {bc * d * 2}")
+    A("add %t0, %t0, %v")
+    A(f"copy_gm_to_cbuf_multi_nd2nz_b16 l1[{VL}], gm[%t0], 0, 1, {bc}, {d}, 0, {d}, {bc}, 1, 0")
+    A("set_flag PIPE_MTE2, PIPE_MTE1, EVENT_ID0")
+    A("wait_flag PIPE_MTE2, PIPE_MTE1, EVENT_ID0")
+    for kb in range(bc // 16):
+        A(f"load_cbuf_to_ca.f16 l0a[{kb * 512}], l1[{PL + kb * br // 16 * 512}], 0, {br // 16}, 1, {bc // 16 - 1}, "
+          "0, 0, 0")
+    for kb in range(bc // 16):
+        A(f"load_cbuf_to_cb.f16 l0b[{kb * d // 16 * 512}], l1[{VL + kb * 512}], 0, {d // 16}, {bc // 16}, 0, 0, 1, 0")
+    A("set_flag PIPE_MTE1, PIPE_M, EVENT_ID0")
+    A("wait_flag PIPE_MTE1, PIPE_M, EVENT_ID0")
+    A(f"mad.f16 l0c[{PVC}], l0a[0], l0b[0], {br}, {bc}, {d}, 0, 0, 0, 1")
+    A("set_flag PIPE_M, PIPE_FIX, EVENT_ID0")
+    A("wait_flag PIPE_M, PIPE_FIX, EVENT_ID0")
+    A(f"add %t0, %wsg, {2 * br * bc * 4}")
+    A(f"copy_matrix_cc_to_gm.f32 gm[%t0], l0c[{PVC}], 0, {d}, {br}, {d}, {br}, 0, NoQuant, 0, 0, 1")
+    A("ffts_cross_core_sync PIPE_FIX, 2, 2")
+    A("pipe_barrier PIPE_ALL")
+    A("xor %slot, %slot, 1")
+    A("mov %j, %jn")
+    A(f"cmp.lt %p1, %j, {nb}")
+    A("@%p1 bra k_loop")
+    A("add %blk, %blk, block_num")
+    A("bra q_loop")
+    A.label("done")
+    A("ret")
+    return "\n".join([f".kernel {name}_aic .cube {params}", "{"] + A.lines + ["}"]) + "\n"
+
+
+def _attn_aiv(cfg, name, params, per_core) -> str:
+    d, br, bc = cfg.d, cfg.br, cfg.bc
+    qb, nb = cfg.sq // br, cfg.sk // bc
+    R = br // 2
+    SB = 0                                  # R x bc f32 scores / probabilities
+    TMP = SB + R * bc * 4                   # R x 64 f32 folds
+    P16 = TMP + R * 256                     # R x bc f16
+    PVB = P16 + R * bc * 2                  # R x d f32 (P V of this step)
+    O = PVB + R * d * 4                     # R x d f32 running output
+    MV, MC, MN, LV, LC, AL = (O + R * d * 4 + i * 256 for i in range(6))
+    O16 = AL + 256                          # R x d f16
+    srow, orow = bc * 4, d * 4              # bytes per row
+    sreps, oreps = R * bc // 64, R * d // 64
+    A = _Asm()
+    full = "set_vector_mask -1, -1"
+    rows_mask = f"set_vector_mask 0, {(1 << R) - 1:#x}"     # R lanes of f32: one value per row
+
+    def vec_rows(op: str, dst: int, *srcs: int) -> None:
+        if len(srcs) == 2:
+            A(f"{op}.f32 ub[{dst}], ub[{srcs[0]}], ub[{srcs[1]}], 1, 1, 1, 1, 8, 8, 8")
+        else:
+            A(f"{op}.f32 ub[{dst}], ub[{srcs[0]}], 1, 1, 1, 8, 8")
+
+    def fold(op: str) -> None:
+        """TMP[r] = op over the bc/64 chunks of row r of SB (64 lanes each); then one result per row."""
+        A(f"{op}.f32 ub[{TMP}], ub[{SB}], ub[{SB + 256}], {R}, 1, 1, 1, 8, {srow // 32}, {srow // 32}")
+        for c in range(2, bc // 64):
+            A("pipe_barrier PIPE_V")
+            A(f"{op}.f32 ub[{TMP}], ub[{TMP}], ub[{SB + c * 256}], {R}, 1, 1, 1, 8, 8, {srow // 32}")
+        A("pipe_barrier PIPE_V")
+
+    A("set_flag PIPE_V, PIPE_MTE2, EVENT_ID0")
+    A("set_flag PIPE_MTE3, PIPE_V, EVENT_ID0")
+    A("set_flag PIPE_MTE3, PIPE_V, EVENT_ID1")
+    A("shr %g, block_idx, 1")
+    A(f"mul %wsg, %g, {per_core * 4}")
+    A("add %wsg, %wsg, %ws")
+    A(f"mul %wpg, %g, {br * bc * 2}")
+    A("add %wpg, %wpg, %wp")
+    A(f"mul %t0, subblock_idx, {R * bc * 4}")
+    A("add %wsh, %wsg, %t0")                               # my rows of S slot 0
+    A(f"mul %t0, subblock_idx, {R * bc * 2}")
+    A("add %wph, %wpg, %t0")                               # my rows of P
+    A(f"mul %t0, subblock_idx, {R * d * 4}")
+    A(f"add %woh, %wsg, {2 * br * bc * 4}")
+    A("add %woh, %woh, %t0")                               # my rows of P V
+    A("mov %blk, %g")
+    A("shr %ncube, block_num, 1")
+    A.label("q_loop")
+    A(f"cmp.ge %p0, %blk, {qb}")
+    A("@%p0 bra done")
+    # m = -inf, l = 0, O = 0
+    A(f"vector_dup.f32 ub[{O}], 0.0, {oreps}, 1, 1, 8, 8")
+    A(rows_mask)
+    A(f"vector_dup.f32 ub[{MV}], -inf, 1, 1, 1, 8, 8")
+    A(f"vector_dup.f32 ub[{LV}], 0.0, 1, 1, 1, 8, 8")
+    A(full)
+    A("mov %j, 0")
+    A("mov %slot, 0")
+    A.label("k_loop")
+    A("wait_flag_dev 0")
+    A("wait_flag PIPE_V, PIPE_MTE2, EVENT_ID0")
+    A(f"mul %t0, %slot, {br * bc * 4}")
+    A("add %t0, %t0, %wsh")
+    A(f"copy_gm_to_ubuf ub[{SB}], gm[%t0], 0, 1, {R * srow // 32}, 0, 0")
+    A("set_flag PIPE_MTE2, PIPE_V, EVENT_ID0")
+    A("wait_flag PIPE_MTE2, PIPE_V, EVENT_ID0")
+    A(f"vmuls.f32 ub[{SB}], ub[{SB}], {cfg.softmax_scale!r}, {sreps}, 1, 1, 8, 8")
+    A("pipe_barrier PIPE_V")
+    fold("vmax")
+    A(f"vcmax.f32 ub[{MC}], ub[{TMP}], {R}, 1, 1, 8, ONLY_VALUE")
+    A("pipe_barrier PIPE_V")
+    A(rows_mask)
+    vec_rows("vmax", MN, MV, MC)                            # m_new = max(m_old, rowmax)
+    A("pipe_barrier PIPE_V")
+    vec_rows("vsub", AL, MV, MN)
+    A("pipe_barrier PIPE_V")
+    vec_rows("vexp", AL, AL)                                # alpha = exp(m_old - m_new)
+    vec_rows("vcopy", MV, MN)
+    A(full)
+    A("set_flag PIPE_V, PIPE_S, EVENT_ID0")
+    A("wait_flag PIPE_V, PIPE_S, EVENT_ID0")
+    for r in range(R):                                      # per row: S - m_new, O * alpha
+        A(f"ld.f32 %mr, ub[{MN + 4 * r}]")
+        A("sub.f32 %mr, 0.0, %mr")
+        A(f"vadds.f32 ub[{SB + r * srow}], ub[{SB + r * srow}], %mr, {bc // 64}, 1, 1, 8, 8")
+        A(f"ld.f32 %ar, ub[{AL + 4 * r}]")
+        A(f"vmuls.f32 ub[{O + r * orow}], ub[{O + r * orow}], %ar, {d // 64}, 1, 1, 8, 8")
+    A("pipe_barrier PIPE_V")
+    A(f"vexp.f32 ub[{SB}], ub[{SB}], {sreps}, 1, 1, 8, 8")
+    A("pipe_barrier PIPE_V")
+    fold("vadd")
+    A(f"vcadd.f32 ub[{LC}], ub[{TMP}], {R}, 1, 1, 8, 0")
+    A("pipe_barrier PIPE_V")
+    A(rows_mask)
+    vec_rows("vmul", LV, LV, AL)                            # l = l * alpha + rowsum(P)
+    A("pipe_barrier PIPE_V")
+    vec_rows("vadd", LV, LV, LC)
+    A(full)
+    A("wait_flag PIPE_MTE3, PIPE_V, EVENT_ID0")
+    A(f"vconv_f322f16r ub[{P16}], ub[{SB}], {sreps}, 1, 1, 4, 8")
+    A("set_flag PIPE_V, PIPE_MTE3, EVENT_ID0")
+    A("wait_flag PIPE_V, PIPE_MTE3, EVENT_ID0")
+    A(f"copy_ubuf_to_gm gm[%wph], ub[{P16}], 0, 1, {R * bc * 2 // 32}, 0, 0")
+    A("set_flag PIPE_MTE3, PIPE_V, EVENT_ID0")
+    A("ffts_cross_core_sync PIPE_MTE3, 2, 1")
+    A("wait_flag_dev 2")
+    A(f"copy_gm_to_ubuf ub[{PVB}], gm[%woh], 0, 1, {R * orow // 32}, 0, 0")
+    A("set_flag PIPE_MTE2, PIPE_V, EVENT_ID1")
+    A("wait_flag PIPE_MTE2, PIPE_V, EVENT_ID1")
+    A(f"vadd.f32 ub[{O}], ub[{O}], ub[{PVB}], {oreps}, 1, 1, 1, 8, 8, 8")
+    A("set_flag PIPE_V, PIPE_MTE2, EVENT_ID0")
+    A("xor %slot, %slot, 1")
+    A("add %j, %j, 1")
+    A(f"cmp.lt %p1, %j, {nb}")
+    A("@%p1 bra k_loop")
+    # O / l, to f16, out
+    A("pipe_barrier PIPE_V")
+    A("set_flag PIPE_V, PIPE_S, EVENT_ID0")
+    A("wait_flag PIPE_V, PIPE_S, EVENT_ID0")
+    for r in range(R):
+        A(f"ld.f32 %lr, ub[{LV + 4 * r}]")
+        A("div.f32 %lr, 1.0, %lr")
+        A(f"vmuls.f32 ub[{O + r * orow}], ub[{O + r * orow}], %lr, {d // 64}, 1, 1, 8, 8")
+    A("pipe_barrier PIPE_V")
+    A("wait_flag PIPE_MTE3, PIPE_V, EVENT_ID1")
+    A(f"vconv_f322f16r ub[{O16}], ub[{O}], {oreps}, 1, 1, 4, 8")
+    A("set_flag PIPE_V, PIPE_MTE3, EVENT_ID1")
+    A("wait_flag PIPE_V, PIPE_MTE3, EVENT_ID1")
+    A(f"mul %t0, %blk, {br}")
+    A(f"mul %t1, subblock_idx, {R}")
+    A("add %t0, %t0, %t1")
+    A(f"mul %t0, %t0, {d * 2}")
+    A("add %t0, %t0, %o")
+    A(f"copy_ubuf_to_gm gm[%t0], ub[{O16}], 0, 1, {R * d * 2 // 32}, 0, 0")
+    A("set_flag PIPE_MTE3, PIPE_V, EVENT_ID1")
+    A("pipe_barrier PIPE_V")
+    A("add %blk, %blk, %ncube")
+    A("bra q_loop")
+    A.label("done")
+    A("wait_flag PIPE_V, PIPE_MTE2, EVENT_ID0")
+    A("wait_flag PIPE_MTE3, PIPE_V, EVENT_ID0")
+    A("wait_flag PIPE_MTE3, PIPE_V, EVENT_ID1")
+    A("ret")
+    return "\n".join([f".kernel {name}_aiv .vector {params}", "{"] + A.lines + ["}"]) + "\n"

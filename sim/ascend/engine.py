@@ -111,7 +111,7 @@ class GlobalMemory:
         self.owners = []
         for lo, hi in zip(self.lo, self.hi):
             n = max(1, (hi - lo + self.GRAIN - 1) // self.GRAIN)
-            self.owners.append({k: np.full(n, -1, dtype=np.int64) for k in ("wc", "wp", "wt", "rc", "rp", "rt")})
+            self.owners.append({k: np.full(n, -1, dtype=np.int64) for k in ("wc", "wp", "wt", "rc", "rp", "rt", "wa")})
 
     def locate(self, lo: int, hi: int) -> tuple[int, int]:
         """(parameter index, byte offset) holding ``[lo, hi)``; raises UndefinedBehaviour if none."""
@@ -260,6 +260,9 @@ class Core:
         self.mask = (-1, -1)
         self.quant_pre = 0
         self.fpc = 0
+        self.fmatrix = None         # set_fmatrix: (W, H, pad left, right, top, bottom) of the L1 feature map
+        self.atomic = None          # set_atomic_add/max/min: GM stores combine with GM
+        self.atomic_type = "f32"    # set_atomic_<type> (f32 until set [assumed])
         self.flags: dict[tuple, tuple] = {}      # key -> (set eid, vc snapshot, instr idx)
         self.consumed: dict[tuple, int] = {}     # key -> idx of the last wait that consumed it
         self.events: list[Event] = []
@@ -310,9 +313,12 @@ class Core:
         p = PIPE_INDEX[pipe]
         tick = int(self.hz.vc[p, p])
         checks = [("w", "written")] + ([("r", "read")] if write else [])
+        atomic = write and self.atomic is not None
         for key, verb in checks:
             cores = own[key + "c"][sel_idx]
             other = (cores >= 0) & (cores != self.gid)
+            if atomic and key == "w":          # atomic stores into GM do not race with each other
+                other &= own["wa"][sel_idx] != 1
             if not other.any():
                 continue
             for c in np.unique(cores[other]):
@@ -333,6 +339,8 @@ class Core:
         own[side + "c"][sel_idx] = self.gid
         own[side + "p"][sel_idx] = p
         own[side + "t"][sel_idx] = tick
+        if write:
+            own["wa"][sel_idx] = 1 if atomic else 0
 
     def race(self, pipe: str, idx: int, reads, writes) -> None:
         p = PIPE_INDEX[pipe]
@@ -703,6 +711,27 @@ def _compile_body(ins, idx, launch, spec, gets):
 
         def run(c):
             c.mask = (int(gh(c)), int(gl(c)))
+            c.scal += 1
+        return run
+    if op.startswith("set_atomic_"):
+        what = op[len("set_atomic_"):]
+
+        def run(c):
+            c.scal += 1
+            if what == "none":
+                c.atomic = None
+            elif what in ("add", "max", "min"):
+                c.atomic = what
+            else:
+                c.atomic_type = what
+        return run
+    if op == "set_fmatrix":
+        g = gets[0]
+
+        def run(c):
+            v = int(g(c)) & ((1 << 64) - 1)
+            c.fmatrix = (v & 0xFFFF, (v >> 16) & 0xFFFF, (v >> 32) & 0xFF, (v >> 40) & 0xFF, (v >> 48) & 0xFF,
+                         (v >> 56) & 0xFF)
             c.scal += 1
         return run
     if op == "set_quant_pre":

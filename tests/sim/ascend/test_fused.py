@@ -63,3 +63,35 @@ def test_gemm_epilogue_without_slot_release_deadlocks():
     text = gemm_epilogue_kernel(cfg).replace("    ffts_cross_core_sync PIPE_MTE2, 2, %t2\n", "")
     res, _, _ = run(text, 1)
     assert any("deadlock: wait_flag_dev 2" in r.message for r in res.reports)
+
+
+def attention(cfg, cores, peaky=8.0):
+    from isa.generate.fused import flash_attention_kernel
+
+    module = isa.loads(flash_attention_kernel(cfg), "fa.asm")
+    meta = read_meta(module)
+    inputs = make_inputs(meta, seed=5)
+    # sharpen the scores so that a wrong softmax (no max, no rescaling) cannot pass as the mean of V
+    inputs["q"] = (inputs["q"].astype(np.float32) * peaky).astype(np.float16)
+    res = run_module(module, M, cores=cores, inputs=inputs, trace=True)
+    return res, reference(meta, inputs), meta, inputs
+
+
+@pytest.mark.parametrize("sq,sk,d,cores", [(128, 512, 64, 1), (1536, 128, 64, 24)])
+def test_flash_attention_matches_numpy(sq, sk, d, cores):
+    from isa.generate.fused import AttentionConfig
+
+    res, ref, meta, inputs = attention(AttentionConfig(sq=sq, sk=sk, d=d), cores)
+    assert res.reports == []
+    verdict = compare(res.outputs, ref, meta)
+    assert verdict["passed"] and verdict["max_abs_err"] < 2e-3, verdict
+    v = inputs["v"].reshape(sk, d).astype(np.float64)
+    assert np.abs(ref["o"].reshape(sq, d) - v.mean(axis=0)).max() > 0.5    # attention is far from uniform
+
+
+def test_flash_attention_overlaps_softmax_with_the_next_qk():
+    from isa.generate.fused import AttentionConfig
+
+    res, ref, meta, _ = attention(AttentionConfig(sq=64, sk=1024, d=128), 1)
+    assert res.reports == [] and compare(res.outputs, ref, meta)["passed"]
+    assert overlaps(res.timing, 1)
