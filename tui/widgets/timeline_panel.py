@@ -286,7 +286,7 @@ class TimelinePanel(VerticalScroll):
     def _show_ptx(self, doc: KernelDoc) -> None:
         run: timeline.PtxTimelineRun = doc.timeline
         self.query_one("#timeline-body", Static).update(ptx_header_markup(run))
-        self.query_one("#timeline-lanes", Static).update(ptx_lanes_markup(run, doc, self._bar_width()))
+        self.query_one("#timeline-lanes", Static).update(ptx_lanes_markup(run, doc, self._bar_width() - 2))
         items = stall_items(run)
         self.query_one("#timeline-problems-title", Static).update(
             "[b]Stall cycles by PTX line[/] [dim](traced warps; enter: show the line; the heat column beside the "
@@ -322,6 +322,6 @@ class TimelinePanel(VerticalScroll):
             return
         if isinstance(self.doc.timeline, timeline.PtxTimelineRun):
             self.query_one("#timeline-lanes", Static).update(ptx_lanes_markup(self.doc.timeline, self.doc,
-                                                                              self._bar_width()))
+                                                                              self._bar_width() - 2))
         else:
             self.query_one("#timeline-lanes", Static).update(lanes_markup(self.doc.timeline, self._bar_width()))
