@@ -19,7 +19,7 @@ from isa.errors import SimulationError
 
 from ..dtypes import UINT, types_of
 from ..memory import GLOBAL_BASE, gather, unwritten
-from . import not_implemented, op
+from . import limit, not_implemented, op
 from .memory import space_of
 
 WARP = 32
@@ -471,6 +471,13 @@ def _wgmma_group(M, pc, ins, canon, ms, mods):
 @op("tcgen05.mma", "mma.sp", "wmma.load.c")
 def _unsupported(M, pc, ins, canon, ms, mods):
     return not_implemented(M, ins, ins.full_opcode)
+
+
+_unsupported.refuses = True
+limit("mma", "the forms marked no under Tensor-core forms (m8n8k4, f64, s4/u4, b1, k16 fp8); .sp forms")
+limit("wmma.mma", "shapes other than m16n16k16 (tf32, f64, s4/u4, b1, m32n8k16, m8n32k16)")
+limit("wmma.load", "shapes other than m16n16k16")
+limit("wmma.store", "shapes other than m16n16k16")
 
 
 del gather
