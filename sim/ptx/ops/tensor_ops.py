@@ -474,7 +474,7 @@ def _unsupported(M, pc, ins, canon, ms, mods):
 
 
 _unsupported.refuses = True
-limit("mma", "the forms marked no under Tensor-core forms (m8n8k4, f64, s4/u4, b1, k16 fp8); .sp forms")
+limit("mma", "the forms marked no under Tensor-core forms (m8n8k4 f16, f64, s4/u4, b1, k16 fp8); .sp forms")
 limit("wmma.mma", "shapes other than m16n16k16 (tf32, f64, s4/u4, b1, m32n8k16, m8n32k16)")
 limit("wmma.load", "shapes other than m16n16k16")
 limit("wmma.store", "shapes other than m16n16k16")
