@@ -149,7 +149,7 @@ class InspectorApp(App):
                     with TabPane("Run", id="run"):
                         yield RunPanel(self.launch, self.machine, id="run-panel")
                     with TabPane("Timeline", id="timeline"):
-                        yield TimelinePanel(self.machine, id="timeline-panel")
+                        yield TimelinePanel(self.machine, self.launch, id="timeline-panel")
                 with VerticalScroll(id="error-panel"):
                     yield Static(id="error-body")
         yield Input(placeholder="search instructions or opcodes (ld.shared, mma, %r12)…", id="search")
@@ -351,6 +351,11 @@ class InspectorApp(App):
     @on(JumpList.Jump)
     def _jump(self, event: JumpList.Jump) -> None:
         self.goto(event.line)
+
+    @on(TimelinePanel.HeatChanged)
+    def _stall_heat(self, event: TimelinePanel.HeatChanged) -> None:
+        if event.doc is self.doc:
+            self.query_one("#asm", AsmView).set_heat(event.doc.heat)
 
     @on(Input.Changed, "#search")
     def _search_changed(self, event: Input.Changed) -> None:

@@ -113,6 +113,13 @@ def register(sub) -> None:
     f.add_argument("--name", help="kernel name")
     f.add_argument("-o", "--output", help="write here instead of standard output")
     f.set_defaults(func=run_flash_attention)
+    c = kinds.add_parser("conv2d", help="conv2d on cube cores: img2col (Load3Dv2) into L0A, mad, FixPipe")
+    for opt, default in (("cin", None), ("h", None), ("w", None), ("cout", None), ("kh", 3), ("kw", 3),
+                         ("stride", 1), ("pad", 1), ("tm", 64)):
+        c.add_argument(f"--{opt}", type=int, required=default is None, default=default)
+    c.add_argument("--name", help="kernel name")
+    c.add_argument("-o", "--output", help="write here instead of standard output")
+    c.set_defaults(func=run_conv2d)
 
 
 def _write(text: str, path: str | None) -> int:
@@ -222,6 +229,14 @@ def run_gemm_epilogue(args) -> int:
                          l0_tile=_triple(args.l0_tile), stages=args.stages, act=args.act, out=args.out,
                          scale=args.scale)
     return _write(gemm_epilogue_kernel(cfg, args.name), args.output)
+
+
+def run_conv2d(args) -> int:
+    from .conv import ConvConfig, conv2d_kernel
+
+    cfg = ConvConfig(cin=args.cin, h=args.h, w=args.w, cout=args.cout, kh=args.kh, kw=args.kw, stride=args.stride,
+                     pad=args.pad, tm=args.tm)
+    return _write(conv2d_kernel(cfg, args.name), args.output)
 
 
 def run_flash_attention(args) -> int:

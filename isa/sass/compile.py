@@ -265,14 +265,16 @@ def compile_ptx(text: str, target: str, file: str = "<ptx>", *, use_cache: bool 
     return compile_many([(text, target, file)], use_cache=use_cache)[0]
 
 
-def compile_many(items: list[tuple[str, str, str]], *, use_cache: bool = True) -> list[Compiled]:
+def compile_many(items: list[tuple[str, str, str]], *, use_cache: bool = True, then=None) -> list[Compiled]:
     """Compile and disassemble several PTX texts ``(text, target, file)``.
 
     Cache misses of one target go through one ``ptxas`` call and one ``nvdisasm`` call where
     they can (ptxas takes several files; nvdisasm's start-up, 0.3 s, is most of its time on small
-    kernels): files whose kernels have distinct names and that carry no debug sections of their
-    own (``.file`` directives clash between files). Any batch that ptxas refuses is redone file
-    by file, so the results are those of compiling each file alone.
+    kernels): files whose kernels have distinct function names (their source debug info is
+    dropped for the batch, :func:`strip_debug`). Any batch that ptxas refuses is redone file by
+    file, so the results are those of compiling each file alone. ``then(i, compiled)`` runs for
+    each result as soon as its batch is done (in the batch's thread: the caller's parsing
+    overlaps the other batches' tools).
     """
     t = tools()
     if t["ptxas"] is None:
@@ -281,10 +283,12 @@ def compile_many(items: list[tuple[str, str, str]], *, use_cache: bool = True) -
     keys = [cache_key(text, target) for text, target, _ in items]
     todo: dict[str, list[int]] = {}
     jobs: list[tuple[str, list[int]]] = []
+    hits = []
     for i, (text, target, _) in enumerate(items):
         hit = _load_cached(keys[i]) if use_cache else None
         if hit is not None:
             out[i] = hit
+            hits.append(i)
         else:
             todo.setdefault(target, []).append(i)
     for target, idx in todo.items():
@@ -304,8 +308,14 @@ def compile_many(items: list[tuple[str, str, str]], *, use_cache: bool = True) -
         results = _run_group([items[i] for i in group], target)
         if results is None:              # ptxas refused the batch: one by one
             results = [_run_group([items[i]], target)[0] for i in group]
+        if then is not None:
+            for i, c in zip(group, results):
+                then(i, c)
         return group, results
 
+    if then is not None:
+        for i in hits:
+            then(i, out[i])
     # the tools run as processes: one thread per group keeps them (and the cores) busy together
     workers = min(len(jobs), max(1, os.cpu_count() or 1), 4)
     if workers > 1:

@@ -57,6 +57,11 @@ def make_inputs(meta: dict, seed: int = 0) -> dict[str, np.ndarray]:
         m, n, k, dt = meta["m"], meta["n"], meta["k"], meta["dtype"]
         return {"a": _rand(rng, (m, k), dt).reshape(-1), "b": _rand(rng, (k, n), dt).reshape(-1),
                 "bias": rng.uniform(-1, 1, n).astype(np.float32)}
+    if op == "conv2d":
+        from isa.generate.conv import pack_weights
+        x = _rand(rng, (meta["h"], meta["w"], meta["cin"]), "f16")
+        wt = _rand(rng, (meta["cout"], meta["cin"], meta["kh"], meta["kw"]), "f16")
+        return {"x": x.reshape(-1), "w": pack_weights(wt, meta["cin"]).reshape(-1)}
     if op == "flash_attention":
         s, sk, d, dt = meta["sq"], meta["sk"], meta["d"], meta["dtype"]
         return {"q": _rand(rng, (s, d), dt).reshape(-1), "k": _rand(rng, (sk, d), dt).reshape(-1),
@@ -81,6 +86,19 @@ def reference(meta: dict, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray
         else:
             c = y.astype(np.float16)
         return {"c": c.reshape(-1)}
+    if op == "conv2d":
+        H, W, cin, cout, kh, kw, st, p = (meta[k] for k in ("h", "w", "cin", "cout", "kh", "kw", "stride", "pad"))
+        x = np.pad(inputs["x"].reshape(H, W, cin).astype(np.float64), ((p, p), (p, p), (0, 0)))
+        c1 = -(-cin // 16)
+        wt = inputs["w"].reshape(c1, kh, kw, 16, cout).transpose(4, 0, 3, 1, 2).reshape(cout, c1 * 16, kh, kw)
+        wt = wt[:, :cin].astype(np.float64)
+        oh, ow = (H + 2 * p - kh) // st + 1, (W + 2 * p - kw) // st + 1
+        y = np.zeros((oh, ow, cout))
+        for i in range(kh):
+            for j in range(kw):
+                patch = x[i:i + st * (oh - 1) + 1:st, j:j + st * (ow - 1) + 1:st, :]
+                y += patch @ wt[:, :, i, j].T
+        return {"y": y.astype(np.float32).astype(np.float16).reshape(-1)}
     if op == "flash_attention":
         s, sk, d = meta["sq"], meta["sk"], meta["d"]
         q = inputs["q"].reshape(s, d).astype(np.float64)

@@ -287,6 +287,58 @@ def _load2d_t(ins, machine):
     return impl
 
 
+def _img2col(ins, machine):
+    """``img2colv2_cbuf_to_ca.f16 l0a, l1, stepK, stepM, posK, posM, strideW, strideH, Wk, Hk, dilW, dilH,
+    filterW, filterH, transpose, fmatrixCtrl, sizeChannel`` (Load3Dv2): rows ``posM ..+stepM`` and
+    columns ``posK ..+stepK`` of the im2col matrix of the feature map in L1 (NC1HWC0: C1 slices of
+    H x W x C0, W/H/pads from ``set_fmatrix``) into L0A (ZZ). Row m is output pixel (m // OW, m % OW);
+    column k is (c1, kh, kw, c0) with k = ((c1 * Hk + kh) * Wk + kw) * C0 + c0. Taps in the padding,
+    channels beyond sizeChannel and rows beyond OH*OW read 0."""
+    op = ins.opcode
+    size = _SIZE[ins.modifiers[0]]
+    c0 = 32 // size
+
+    def impl(c, a):
+        dst, src = int(a[0]), int(a[1])
+        step_k, step_m, pos_k, pos_m, sw, sh, wk, hk, dw, dh, fw, fh, tr, fctl, cin = (int(x) for x in a[2:17])
+        _need(c.fmatrix is not None, f"{op}: no set_fmatrix before it (the feature map's W, H and pads)")
+        _need(fw == 0 and fh == 0 and tr == 0 and fctl == 0,
+              f"{op}: filterW/filterH (kernel sizes above 255), transpose and fmatrixCtrl are modelled as 0 only")
+        _need(step_m % 16 == 0 and step_k % c0 == 0 and step_m > 0 and step_k > 0,
+              f"{op}: stepM must be a multiple of 16 and stepK of {c0}, got {step_m}, {step_k}")
+        _need(min(sw, sh, wk, hk, dw, dh, cin) >= 1, f"{op}: strides, kernel size, dilation and channels must be >= 1")
+        W, H, pl, pr, pt, pb = c.fmatrix
+        ow = (W + pl + pr - dw * (wk - 1) - 1) // sw + 1
+        oh = (H + pt + pb - dh * (hk - 1) - 1) // sh + 1
+        _need(ow >= 1 and oh >= 1, f"{op}: the kernel does not fit the {H}x{W} feature map")
+        c1n = -(-cin // c0)
+        c.check_align("l0a", dst, op)
+        c.check_align("l1", src, op)
+        s_hi = src + c1n * H * W * 32
+        d_hi = dst + step_m * step_k * size
+        _local(c, "l1", src, s_hi, op)
+        _local(c, "l0a", dst, d_hi, op)
+        if c.functional:
+            m = pos_m + np.arange(step_m)
+            k = pos_k + np.arange(step_k)
+            cc0 = k % c0
+            kw_ = (k // c0) % wk
+            kh_ = (k // (c0 * wk)) % hk
+            cc1 = k // (c0 * wk * hk)
+            ih = (m // ow)[:, None] * sh - pt + kh_[None, :] * dh
+            iw = (m % ow)[:, None] * sw - pl + kw_[None, :] * dw
+            ok = (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W) & (m < oh * ow)[:, None] \
+                & ((cc1 * c0 + cc0) < cin)[None, :] & (cc1 < c1n)[None, :]
+            idx = ((cc1[None, :] * H + np.clip(ih, 0, H - 1)) * W + np.clip(iw, 0, W - 1)) * c0 + cc0[None, :]
+            fm = c.buffers["l1"][src:s_hi].view(np.uint16 if size == 2 else np.uint8)
+            vals = np.where(ok, fm[idx], 0).astype(fm.dtype)
+            m1, k1 = step_m // 16, step_k // c0
+            zz = vals.reshape(m1, 16, k1, c0).transpose(0, 2, 1, 3)
+            c.buffers["l0a"][dst:d_hi] = np.ascontiguousarray(zz).view(np.uint8).reshape(-1)
+        return ("move", "l1->l0a", step_m * step_k * size, None), [("l1", src, s_hi)], [("l0a", dst, d_hi)]
+    return impl
+
+
 # ----------------------------------------------------------------------------------------------
 # cube
 # ----------------------------------------------------------------------------------------------
@@ -712,7 +764,7 @@ def _reduce(ins, machine):
     return impl
 
 
-HANDLERS = {"copy": _copy, "copy_align": _copy_align, "nd2nz": _nd2nz, "load2d": _load2d, "load2d_t": _load2d_t,
+HANDLERS = {"load3d": _img2col, "copy": _copy, "copy_align": _copy_align, "nd2nz": _nd2nz, "load2d": _load2d, "load2d_t": _load2d_t,
             "mad": _mad, "fixpipe": _fixpipe, "vbinary": _vector, "vscalar": _vector, "vunary": _vector,
             "vconv": _vector, "vdup": _vector, "vreduce": _reduce, "vgreduce": _reduce}
 

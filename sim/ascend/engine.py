@@ -260,6 +260,7 @@ class Core:
         self.mask = (-1, -1)
         self.quant_pre = 0
         self.fpc = 0
+        self.fmatrix = None         # set_fmatrix: (W, H, pad left, right, top, bottom) of the L1 feature map
         self.atomic = None          # set_atomic_add/max/min: GM stores combine with GM
         self.atomic_type = "f32"    # set_atomic_<type> (f32 until set [assumed])
         self.flags: dict[tuple, tuple] = {}      # key -> (set eid, vc snapshot, instr idx)
@@ -724,6 +725,15 @@ def _compile_body(ins, idx, launch, spec, gets):
             else:
                 c.atomic_type = what
         return run
+    if op == "set_fmatrix":
+        g = gets[0]
+
+        def run(c):
+            v = int(g(c)) & ((1 << 64) - 1)
+            c.fmatrix = (v & 0xFFFF, (v >> 16) & 0xFFFF, (v >> 32) & 0xFF, (v >> 40) & 0xFF, (v >> 48) & 0xFF,
+                         (v >> 56) & 0xFF)
+            c.scal += 1
+        return run
     if op == "set_quant_pre":
         g = gets[0]
 
@@ -916,6 +926,9 @@ def launch_kernel(module: ir.Module, machine: AscendModel, *, kernel: str | None
     mixes = mix_kernels(module)
     if kernel is None and mixes and len(kernels) == 2 * len(mixes) and len(mixes) == 1:
         kernel = next(iter(mixes))
+    for mname, pair in mixes.items():
+        if kernel in (pair[0].name, pair[1].name):   # a code segment of a mix kernel runs as the whole mix
+            kernel = mname
     if kernel in mixes:
         return _launch_mix(module, machine, kernel, mixes[kernel], inputs or {}, cores, functional)
     if kernel is None:

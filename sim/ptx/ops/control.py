@@ -16,7 +16,7 @@ import numpy as np
 from isa import ir
 
 from ..machine import Writer, _reader
-from . import guard_mask, not_implemented, op
+from . import guard_mask, limit, not_implemented, op
 
 
 def _label(M, ins):
@@ -410,3 +410,6 @@ def _fence(M, pc, ins, canon, ms, mods):
     "fence.proxy.alias", "fence.acq_rel", "fence.sc")
 def _noop(M, pc, ins, canon, ms, mods):
     return lambda m: None
+
+
+limit("call", "calls to external functions without a body (vprintf, malloc)")

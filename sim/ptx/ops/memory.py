@@ -20,7 +20,7 @@ from isa import ir
 from ..dtypes import UINT, compute_dtype, nbytes, types_of
 from ..completion import Op
 from ..memory import gather, mark_written, scatter
-from . import not_implemented, op
+from . import limit, not_implemented, op
 
 SPACES = ("global", "shared", "local", "param", "const")
 
@@ -640,3 +640,6 @@ def _mbarrier_wait(M, pc, ins, canon, ms, mods):
             M.retire(stack, mask)
             top[0] = nxt
     return 1, wait
+
+
+limit("atom", "vector atomics other than add/min/max on f32/f16/bf16")
