@@ -67,13 +67,20 @@ def register(subparsers) -> argparse.ArgumentParser:
                         "(MODULE may be a .py path)")
     p.add_argument("--rtol", type=float, help="relative tolerance (default: the spec's, else per dtype)")
     p.add_argument("--atol", type=float, help="absolute tolerance")
-    p.add_argument("--seed", type=int, help="input seed (default: crc32 of the entry name)")
+    p.add_argument("--seed", type=int, help="input seed (default: crc32 of the entry name); with --memory-model "
+                   "relaxed it also seeds the order in which store buffers drain (default 0)")
+    p.add_argument("--memory-model", choices=("sc", "relaxed"), default=None,
+                   help="sc (default): every store visible at once; relaxed: global stores sit in store "
+                        "buffers and drain in a seeded random order (a missing fence gives a wrong answer)")
     p.add_argument("--machine", metavar="NAME", help="h200 (PTX, default) or davinci-a2 (Ascend-like)")
     p.add_argument("--heat", type=int, nargs="?", const=10, metavar="N",
                    help="show the N PTX lines with the most shared wavefronts / global sectors")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
                    help="simulate the launch's CTAs in N processes (0 = all cores); same outputs")
+    p.add_argument("--sass", action="store_true",
+                   help="cost shared loads/stores as the SASS ptxas emits them (merged LDS.128...; needs ptxas "
+                        "and nvdisasm, a note otherwise)")
     try:
         ascend = importlib.import_module("sim.ascend.cli")
     except ModuleNotFoundError as exc:
@@ -164,12 +171,22 @@ def run_ptx(args) -> int:
     spec = L.load_launch(args.launch, args.kernel)
     fn = L.kernel_function(module, spec, args.kernel)
     decoded = L.load_inputs(spec, args.inputs) if args.inputs else None
-    heat = MemoryHeat() if args.heat else None
     import os
 
-    jobs = (os.cpu_count() or 1) if args.jobs == 0 else max(1, args.jobs)
+    plan, sass_note = None, None
+    if getattr(args, "sass", False):
+        import isa.sass
+
+        sass_note = isa.sass.note()
+        if sass_note is None:
+            plan = isa.sass.shared_plan(module)
+    heat = MemoryHeat(shared_plan=plan) if args.heat or plan is not None else None
+    model = getattr(args, "memory_model", None) or "sc"
     ex = L.execute(module, spec, fn.name, inputs=decoded, seed=args.seed, listeners=[heat] if heat else [],
-                   jobs=jobs)
+                   memory_model=model, memory_seed=args.seed or 0,
+                   jobs=(os.cpu_count() or 1) if args.jobs == 0 else max(1, args.jobs))
+    if sass_note:
+        print(f"note: {sass_note}; shared-memory costs follow the PTX accesses", file=sys.stderr)
     decoded, got, seconds = ex.inputs, ex.outputs, ex.seconds
 
     report = None
@@ -204,11 +221,12 @@ def run_ptx(args) -> int:
                "dynamic_shared_bytes": spec.shared_bytes(module.target), "seconds": seconds,
                "stats": stats, "problems": [_problem_dict(p) for p in problems],
                "check": report.to_dict() if report else None, "ok": ok}
-        if heat:
+        if heat and args.heat:
             out["heat"] = {str(line): s.to_dict() for line, s in sorted(heat.by_line(fn).items())}
         print(json.dumps(_plain(out), indent=1))
     else:
-        print(_render_text(args.file, fn, spec, module, stats, seconds, problems, report, heat, args.heat))
+        print(_render_text(args.file, fn, spec, module, stats, seconds, problems, report, heat if args.heat else None,
+                           args.heat))
     return 0 if ok else 1
 
 
@@ -237,6 +255,9 @@ def _render_text(path, fn, spec, module, stats, seconds, problems, report, heat,
     ti = stats.get("thread_instructions", 0)
     rate = f" ({ti / seconds / 1e6:.2f} M thread-instructions/s)" if seconds > 0 and ti else ""
     lines.append(f"  simulated in {seconds:.3f} s{rate}")
+    if stats.get("memory_model") == "relaxed":
+        lines.append(f"  memory model: relaxed, seed {stats.get('memory_seed')} (rerun with --memory-model relaxed "
+                     f"--seed {stats.get('memory_seed')} to reproduce)")
     for key in ("warp_instructions", "thread_instructions", "shared_load_wavefronts",
                 "shared_store_wavefronts", "global_load_sectors", "global_store_sectors", "global_atomic_sectors"):
         if key in stats:
@@ -248,7 +269,7 @@ def _render_text(path, fn, spec, module, stats, seconds, problems, report, heat,
     ops = stats.get("opcodes")
     if isinstance(ops, dict) and ops:
         top = sorted(ops.items(), key=lambda kv: -kv[1])[:8]
-        lines.append("  top opcodes: " + ", ".join(f"{k} {v}" for k, v in top))
+        lines.append("  top opcodes (warp-instructions per launch): " + ", ".join(f"{k} {v}" for k, v in top))
     if problems:
         lines.append(f"undefined behaviour: {len(problems)} problem(s)")
         lines += ["  " + str(p) for p in problems]

@@ -155,7 +155,8 @@ class LaunchState:
     def __init__(self, module: ir.Module, fn: ir.Function, grid, block, params: bytes,
                  param_offsets: dict[str, int], gmem: GlobalMemory, global_symbols: dict[str, int],
                  dynamic_shared: int, *, batch_threads: int = 16384, listeners=(), max_steps=None,
-                 check_uninitialized: bool = True, check_races: bool = True):
+                 check_uninitialized: bool = True, check_races: bool = True, memory_model: str = "sc",
+                 seed: int = 0):
         from isa.cfg import Cfg
 
         self.module = module
@@ -249,7 +250,8 @@ class LaunchState:
             self._declare_registers(info)
 
         # program
-        self.instructions = [ins for info in self.funcs for ins in info.fn.instructions]
+        self.code = [self._expand_vectors(info) for info in self.funcs]
+        self.instructions = [ins for code in self.code for ins in code]
         self.reconv = []
         for info in self.funcs:
             self.cur = info
@@ -270,6 +272,14 @@ class LaunchState:
         from .completion import ASYNC_OPCODES, Async
 
         self.asyncs = Async(self) if any(c in ASYNC_OPCODES for c, _ in self.canon) else None
+        if memory_model not in ("sc", "relaxed"):
+            raise SimulationError(f"memory model '{memory_model}' is not one of sc, relaxed")
+        self.memory_model = memory_model
+        self.warps_per_cta = self.tpc // WARP
+        from .order import Order
+
+        self.order = Order(self, check_races, memory_model == "relaxed", seed) \
+            if check_races or memory_model == "relaxed" else None
         self.wgmma_accumulators = set()
         for info in self.funcs:
             self.cur = info
@@ -284,7 +294,7 @@ class LaunchState:
         self.prog = []
         for info in self.funcs:
             self.cur = info
-            self.prog += [build(self, info.base + i, ins) for i, ins in enumerate(info.fn.instructions)]
+            self.prog += [build(self, info.base + i, ins) for i, ins in enumerate(self.code[info.fid])]
         self.cur = self.funcs[0]
         n = len(self.prog)
         self.pc_warps = [0] * n
@@ -306,6 +316,8 @@ class LaunchState:
         """Make a decoded machine ready for another launch with the same program, geometry and
         parameter bytes (``run_kernel``'s decode cache): new global memory, listeners, counters."""
         self.gmem = gmem
+        if self.order is not None:
+            self.order.reset()
         self._set_listeners(listeners)
         self.problems = ProblemLog()
         self.steps = 0
@@ -384,7 +396,7 @@ class LaunchState:
 
         chunks = []
         off = 0
-        for v in module.variables:
+        for v in module.static_variables:
             if v.space != "const":
                 continue
             a = v.align or v.element_bytes
@@ -398,26 +410,80 @@ class LaunchState:
             self.const.data[o:o + len(b)] = np.frombuffer(b, dtype=np.uint8)
 
     def _declare_registers(self, info) -> None:
+        """Register types by register-file key; a vector register ``.reg .v4 .b32 v;`` is its
+        components ``v.x`` .. ``v.w``; ``.reg`` parameters and results are registers of the function."""
         prefix = f"{info.fid}:" if info.fid else ""
+        if not hasattr(self, "vector_regs"):
+            self.vector_regs: dict[str, int] = {}
+        for p in info.fn.params + info.fn.returns:
+            if p.space == "reg":
+                self.reg_types[prefix + p.name] = p.type
 
         def visit(body, sid):
             for s in body:
                 if isinstance(s, ir.RegisterDecl):
+                    n = {"v2": 2, "v4": 4, "v8": 8}.get(s.vector or "", 0)
                     for name in s.expanded():
-                        key = name if sid == 0 else f"{name}@{sid}"
-                        self.reg_types[prefix + key] = s.type
+                        key = prefix + (name if sid == 0 else f"{name}@{sid}")
+                        if n:
+                            self.vector_regs[key] = n
+                            for c in _COMPONENTS[:n]:
+                                self.reg_types[f"{key}.{c}"] = s.type
+                        else:
+                            self.reg_types[key] = s.type
                 elif isinstance(s, ir.Scope):
                     visit(s.body, s.id)
 
         visit(info.fn.body or (), 0)
+
+    def _expand_vectors(self, info) -> list:
+        """The function's instructions with every whole vector register written out as the vector
+        of its components (``st.global.v4.u32 [%rd1], v;`` -> ``... {v.x, v.y, v.z, v.w};``)."""
+        self.cur = info
+        out = []
+        for ins in info.fn.instructions:
+            ops = ins.operands
+            if self.vector_regs and any(self._is_vector(o, ins) for o in ops):
+                ops = tuple(self._as_components(o, ins) for o in ops)
+                ins = ir.Instruction(ins.opcode, ins.modifiers, ops, ins.guard, span=ins.span, loc=ins.loc,
+                                     scope=ins.scope)
+            out.append(ins)
+        return out
+
+    def _is_vector(self, o, ins) -> bool:
+        return isinstance(o, ir.Register) and o.component is None and self.reg_key(o.name, ins.scope) in self.vector_regs
+
+    def _as_components(self, o, ins):
+        if not self._is_vector(o, ins):
+            return o
+        n = self.vector_regs[self.reg_key(o.name, ins.scope)]
+        return ir.Vector(tuple(ir.Register(o.name, c, o.span) for c in _COMPONENTS[:n]))
 
     def reg_key(self, name: str, scope: int) -> str:
         """The register file key of ``name`` in ``scope`` of the function being decoded."""
         key = self.cur.fn.register_key(name, scope)
         return f"{self.cur.fid}:{key}" if self.cur.fid else key
 
-    def reg(self, name: str, scope: int) -> tuple[np.ndarray, str]:
-        key = self.reg_key(name, scope)
+    def component(self, op: ir.Register, ins: ir.Instruction) -> tuple[np.ndarray, str]:
+        """The store of a vector register's component (``v.x``, ``v.g``), with an error that says
+        what is wrong when ``op`` names no component of a declared vector register."""
+        key = self.reg_key(op.name, ins.scope)
+        comp = {"r": "x", "g": "y", "b": "z", "a": "w"}.get(op.component, op.component)
+        n = self.vector_regs.get(key)
+        if n is None:
+            if key in self.reg_types:
+                what = (f"'.{op.component}' is a byte/half-word selector, allowed only in video instructions"
+                        if op.component[0] in "bh" and len(op.component) > 1 else
+                        f"'.{op.component}' selects a component of a vector register, but '{op.name}' is declared "
+                        f".{self.reg_types[key]} (not .v2/.v4)")
+                raise self.error(what, ins)
+            raise self.error(f"register '{op.name}' is not declared (nor a special register)", ins)
+        if comp not in _COMPONENTS[:n]:
+            raise self.error(f"'{op.text}': a .v{n} register has components {', '.join(_COMPONENTS[:n])}", ins)
+        return self.reg(f"{op.name}.{comp}", ins.scope, key=f"{key}.{comp}")
+
+    def reg(self, name: str, scope: int, key: str | None = None) -> tuple[np.ndarray, str]:
+        key = key or self.reg_key(name, scope)
         arr = self.regs.get(key)
         if arr is None:
             t = self.reg_types.get(key)
@@ -449,13 +515,27 @@ class LaunchState:
         if isinstance(op, ir.Immediate):
             return _const(imm_value(op, t))
         if isinstance(op, ir.Register):
-            if op.component is not None or op.name in SPECIAL:
+            if op.name in SPECIAL:
                 return self.special(op, t, ins)
+            if op.component is not None:
+                key = self.reg_key(op.name, ins.scope)
+                if key not in self.vector_regs and key not in self.reg_types:
+                    return self.special(op, t, ins)       # names the unsupported special register
+                store, _ = self.component(op, ins)
+                return _reader(store, t)
             store, _ = self.reg(op.name, ins.scope)
             return _reader(store, t)
+        if isinstance(op, ir.Modified) and op.op == "-":   # -a: negated in the instruction's type
+            inner = self.src(op.operand, t, ins)
+            return lambda: np.negative(inner())
         if isinstance(op, ir.Negated):
             inner = self.src(op.operand, "pred", ins)
             return lambda: ~inner()
+        if isinstance(op, ir.Sum):            # reg + imm: added (wrapping) in the instruction's type
+            base = self.src(op.base, t, ins)
+            k = imm_value(ir.Immediate(op.offset), t) if compute_dtype(t).kind in "ui" else \
+                compute_dtype(t).type(op.offset)
+            return lambda: base() + k
         if isinstance(op, ir.Symbol):
             space, addr = self.symbol(op.name, ins)
             return _const(compute_dtype(t).type(addr) if compute_dtype(t).kind in "ui" else addr)
@@ -467,7 +547,7 @@ class LaunchState:
         if isinstance(op, ir.Sink) or op is None:
             return SINK
         if isinstance(op, ir.Register):
-            store, _ = self.reg(op.name, ins.scope)
+            store, _ = self.component(op, ins) if op.component is not None else self.reg(op.name, ins.scope)
             return Writer(store, t)
         raise self.error(f"unsupported destination {op!r}", ins)
 
@@ -756,9 +836,12 @@ class LaunchState:
         addr = addr_fn(None if m is None else lanes)
         width = esize * nelem
         groups = self.resolve(pc, space, lanes, addr, width, "load")
+        relaxed = self.order is not None and self.order.relaxed
         if len(groups) == 1 and groups[0][3] is None:
             sp, data, written, _, flat, a = groups[0]
             vals = gather(data, flat, esize, nelem)
+            if relaxed and sp == "global":
+                vals = self._relaxed_read(pc, lanes, flat, vals, width)
             if written is not None and self.check_uninit:
                 self._check_written(pc, written, flat, esize, nelem, lanes, a)
             if sp == "shared" and self.tags is not None:
@@ -771,6 +854,8 @@ class LaunchState:
         out_vals = []
         for sp, data, written, sel, flat, a in groups:
             v = gather(data, flat, esize, nelem)
+            if relaxed and sp == "global":
+                v = self._relaxed_read(pc, lanes[sel], flat, v, width)
             if written is not None and self.check_uninit:
                 self._check_written(pc, written, flat, esize, nelem, lanes[sel], a)
             if sp == "shared" and self.tags is not None:
@@ -820,11 +905,15 @@ class LaunchState:
 
     def barrier_epoch_for(self, threads: np.ndarray) -> None:
         """A barrier completed for the CTAs of ``threads`` (a [T] mask of whole CTAs)."""
-        if self.tags is not None:
+        if self.tags is not None or self.order is not None:
             self.barrier_epoch(np.flatnonzero(threads.reshape(self.batch, self.tpc).any(axis=1)))
 
     def barrier_epoch(self, ctas: np.ndarray) -> None:
         """CTAs whose threads passed a barrier start a new race-check epoch (tags hold 8 bits)."""
+        if self.order is not None:
+            self.order.barrier(self.cta_base + np.asarray(ctas, np.int64))
+        if self.tags is None:
+            return
         e = self.epoch[ctas] + np.uint16(1)
         wrap = e > 255
         if wrap.any():
@@ -843,8 +932,14 @@ class LaunchState:
         vals = values_fn(None if m is None else lanes)
         nelem = vals.shape[1]
         width = esize * nelem
+        relaxed = self.order is not None and self.order.relaxed
         for sp, data, written, sel, flat, a in self.resolve(pc, space, lanes, addr, width, "store"):
             v = vals if sel is None else vals[sel]
+            if relaxed and sp == "global":
+                ln = lanes if sel is None else lanes[sel]
+                if self.order.sem[pc].release:
+                    self.order.fence(pc, ln)
+                self.order.write(ln, flat, data[flat[:, None] + np.arange(width)])
             scatter(data, flat, v, esize)
             if written is not None:
                 mark_written(written, flat, esize, nelem)
@@ -853,6 +948,14 @@ class LaunchState:
             if sp == "shared" and self.asyncs is not None:
                 self._async_generic(pc, flat, width, lanes if sel is None else lanes[sel], a, True)
             self._account(pc, sp, "store", lanes if sel is None else lanes[sel], a, width)
+
+    def _relaxed_read(self, pc, lanes, flat, vals, width):
+        """A global load under the relaxed memory model (buffered stores may not be visible yet)."""
+        vals = np.ascontiguousarray(vals)
+        self.order.read(lanes, flat, vals.view(np.uint8).reshape(len(lanes), width))
+        if self.order.sem[pc].acquire:
+            self.order.fence(pc, lanes)
+        return vals
 
     def _async_generic(self, pc, flat, width, lanes, addr, store: bool) -> None:
         """A generic-proxy shared access in a kernel with asynchronous operations."""
@@ -871,6 +974,8 @@ class LaunchState:
             space = "param"
         d = self.bytes_load if kind == "load" else self.bytes_store
         d[space] = d.get(space, 0) + len(lanes) * width
+        if space == "global" and self.order is not None:
+            self.order.access(pc, kind, lanes, addr, width)
         if self.mem_listeners:
             self.emit(pc, lanes, space=space, kind=kind, width=width, addresses=addr)
 
@@ -1148,7 +1253,7 @@ class LaunchState:
             e[5] = mask
 
     # ------------------------------------------------------------------ calls
-    def begin_call(self, stack: list, info, mask: np.ndarray, arg_slots, ret_slots) -> None:
+    def begin_call(self, stack: list, info, mask: np.ndarray, arg_slots, ret_slots, reg_rets=()) -> None:
         """Threads ``mask`` enter function ``info``: copy arguments, push a frame and its entry."""
         from .calls import Frame
 
@@ -1167,7 +1272,7 @@ class LaunchState:
             n = min(ssize, dsize)
             cp[lanes, dst:dst + n] = cp[lanes, src:src + n]
         copies = tuple((r[0], c[0], min(r[1], c[1])) for r, c in zip(info.returns, ret_slots))
-        self.frames.append(Frame(len(stack), lanes, copies, saved, info))
+        self.frames.append(Frame(len(stack), lanes, copies, saved, info, reg_rets))
         stack.append(self.entry(info.base, -1, mask))
 
     def end_call(self, stack: list) -> None:
@@ -1176,6 +1281,7 @@ class LaunchState:
         cp = self.callparams.data[:self.T * self.callparams.stride].reshape(self.T, self.callparams.stride)
         lanes = frame.lanes
         results = [cp[lanes, src:src + n].copy() for src, _, n in frame.copies]
+        reg_results = [np.broadcast_to(np.asarray(rd()), (self.T,))[lanes].copy() for rd, _ in frame.reg_copies]
         if frame.saved is not None:
             regs, loc, par = frame.saved
             for k, v in regs.items():
@@ -1186,6 +1292,8 @@ class LaunchState:
             cp[:, p0:p1] = par
         for (_, dst, n), v in zip(frame.copies, results):
             cp[lanes, dst:dst + n] = v
+        for (_, w), v in zip(frame.reg_copies, reg_results):
+            w.at(v, lanes)
 
     def leave_function(self, stack: list, mask: np.ndarray) -> None:
         """``ret`` in a device function: threads ``mask`` leave the innermost frame."""
@@ -1201,6 +1309,9 @@ class LaunchState:
         for e in stack:
             e[2] = e[2] & keep
             self.refresh(e)
+
+
+_COMPONENTS = ("x", "y", "z", "w", "e4", "e5", "e6", "e7")
 
 
 SPECIAL = frozenset({"%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid",

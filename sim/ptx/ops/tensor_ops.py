@@ -19,7 +19,7 @@ from isa.errors import SimulationError
 
 from ..dtypes import UINT, types_of
 from ..memory import GLOBAL_BASE, gather, unwritten
-from . import not_implemented, op
+from . import limit, not_implemented, op
 from .memory import space_of
 
 WARP = 32
@@ -106,7 +106,13 @@ def _ldmatrix(M, pc, ins, canon, ms, mods):
     trans = "trans" in ms
     load = canon == "ldmatrix"
     frag = Fragment(M, ins, ins.operands[0] if load else ins.operands[1])
-    _, afn = M.address(ins.operands[1] if load else ins.operands[0], ins)
+    space, afn = M.address(ins.operands[1] if load else ins.operands[0], ins)
+    if space is None and not ms & {"shared", "shared::cta"}:
+        # no state space: the address is generic and must fall in the shared window (ISA 9.7.14.5.15)
+        from ..memory import WINDOWS
+
+        generic_fn, window = afn, U64(WINDOWS["shared"])
+        afn = lambda lanes: generic_fn(lanes) - window  # noqa: E731
 
     def f(m):
         w = _warps(M, m)
@@ -139,6 +145,20 @@ def _ldmatrix(M, pc, ins, canon, ms, mods):
                 M.emit_warps(pc, w, space="shared", kind=kind, width=16, addresses=a.reshape(len(w), WARP))
             else:
                 M.emit(pc, ul, space="shared", kind=kind, width=16, addresses=a)
+    return f
+
+
+@op("movmatrix")
+def _movmatrix(M, pc, ins, canon, ms, mods):
+    from sim.ptx.tensor import movmatrix
+
+    d = Fragment(M, ins, ins.operands[0])
+    a = Fragment(M, ins, ins.operands[1])
+
+    def f(m):
+        w = _warps(M, m)
+        if len(w):
+            d.write(w, movmatrix(a.read(w)[..., 0])[..., None])
     return f
 
 
@@ -305,10 +325,14 @@ def _wmma_mma(M, pc, ins, canon, ms, mods):
     from sim.ptx.tensor import wmma_mma
 
     shape = next(m for m in mods if m.startswith("m") and "n" in m and "k" in m)
-    ts = types_of(mods)
-    d_t, c_t = ts[-2], ts[-1]
-    ab = [t for t in ts[:-2]]
-    a_t = b_t = ab[0] if ab else "f16"
+    ts = types_of(mods) + [m for m in mods if m in ("tf32", "s4", "u4", "b1", "e4m3", "e5m2")]
+    ts = [m for m in mods if m in set(ts)]
+    # .dtype.ctype (f16 a/b implied) or .dtype.atype.btype.ctype (ISA 9.7.14.4.5)
+    if len(ts) >= 4:
+        d_t, a_t, b_t, c_t = ts[:4]
+    else:
+        d_t, c_t = ts[0], ts[-1]
+        a_t = b_t = "f16"
     sat = "satfinite" in ms
     D, A, B, C = (Fragment(M, ins, o) for o in ins.operands[:4])
 
@@ -447,6 +471,13 @@ def _wgmma_group(M, pc, ins, canon, ms, mods):
 @op("tcgen05.mma", "mma.sp", "wmma.load.c")
 def _unsupported(M, pc, ins, canon, ms, mods):
     return not_implemented(M, ins, ins.full_opcode)
+
+
+_unsupported.refuses = True
+limit("mma", "the forms marked no under Tensor-core forms (m8n8k4 f16, f64, s4/u4, b1, k16 fp8); .sp forms")
+limit("wmma.mma", "shapes other than m16n16k16 (tf32, f64, s4/u4, b1, m32n8k16, m8n32k16)")
+limit("wmma.load", "shapes other than m16n16k16")
+limit("wmma.store", "shapes other than m16n16k16")
 
 
 del gather
