@@ -46,10 +46,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cfg", metavar="OUT.dot", help="write the control-flow graphs as Graphviz DOT")
     p.add_argument("--precision-mode", metavar="MODE",
                    help="check floating-point instructions against a precision mode (sim.numerics.precision)")
+    p.add_argument("--origin-dtype", metavar="DTYPE",
+                   help="the model's original dtype (f16, bf16, f32) that the origin modes "
+                        "(must_keep_origin_dtype, origin) must keep; a compiled kernel does not record it")
     p.add_argument("--lenient", action="store_true", help="accept unknown opcodes (reported as OTHER)")
     p.add_argument("--sass", action="store_true",
                    help="also compile with ptxas and read the SASS (registers, spills, SASS opcodes and classes; "
                         "expectations 'sass:NAME'); a note when ptxas/nvdisasm are not installed")
+    p.add_argument("--plot", metavar="OUT.svg", help="draw the PTX kernels on the machine's roofline (SVG; static "
+                   "intensity, the point at the rate the ceilings allow, marked 'estimated')")
     p.add_argument("-o", "--output", metavar="PATH", help="write the report here instead of stdout")
 
 
@@ -115,13 +120,17 @@ def _run(args: argparse.Namespace) -> int:
     if args.precision_mode is not None:  # sim.numerics (ml_dtypes: ~0.5 s to import) only when asked
         from . import precision as precision_mod
 
-        precision = precision_mod.check(reports, args.precision_mode)
+        precision = precision_mod.check(reports, args.precision_mode, origin_dtype=args.origin_dtype)
+    elif args.origin_dtype is not None:
+        raise InputError("--origin-dtype goes with --precision-mode (must_keep_origin_dtype or origin)")
     if args.cfg:
         dot = "".join(r.cfg.to_dot(r.estimate.counts, f"{r.name}") for r in reports)
         try:
             Path(args.cfg).write_text(dot)
         except OSError as exc:
             raise InputError(f"cannot write {args.cfg}: {exc.strerror}") from None
+    if args.plot:
+        _plot(args, reports)
     if args.format == "json":
         text = render_json(reports, precision=precision)
     elif args.format == "sarif":
@@ -139,6 +148,26 @@ def _run(args: argparse.Namespace) -> int:
     if precision and precision["violations"]:
         failed = True
     return 1 if failed else 0
+
+
+def _plot(args, reports) -> None:
+    from .machine import load_machine
+    from .plot import point_from_dynamic, write_roofline
+
+    points, kinds = [], []
+    for r in reports:
+        dyn = r.dynamic()
+        roof = dyn.get("roofline")
+        if not roof:
+            continue
+        kinds += list(roof.get("kinds", {}))
+        pt = point_from_dynamic(r.name, dyn)
+        if pt is not None:
+            points.append(pt)
+    if not points:
+        raise InputError(f"--plot: no PTX kernel with global memory traffic and counted work to place on the roofline "
+                         f"(in {', '.join(args.files)})")
+    write_roofline(args.plot, load_machine(args.machine), points, kinds=list(dict.fromkeys(kinds)))
 
 
 def _maps(module, fn, key: str) -> bool:

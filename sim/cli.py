@@ -67,7 +67,11 @@ def register(subparsers) -> argparse.ArgumentParser:
                         "(MODULE may be a .py path)")
     p.add_argument("--rtol", type=float, help="relative tolerance (default: the spec's, else per dtype)")
     p.add_argument("--atol", type=float, help="absolute tolerance")
-    p.add_argument("--seed", type=int, help="input seed (default: crc32 of the entry name)")
+    p.add_argument("--seed", type=int, help="input seed (default: crc32 of the entry name); with --memory-model "
+                   "relaxed it also seeds the order in which store buffers drain (default 0)")
+    p.add_argument("--memory-model", choices=("sc", "relaxed"), default=None,
+                   help="sc (default): every store visible at once; relaxed: global stores sit in store "
+                        "buffers and drain in a seeded random order (a missing fence gives a wrong answer)")
     p.add_argument("--machine", metavar="NAME", help="h200 (PTX, default) or davinci-a2 (Ascend-like)")
     p.add_argument("--heat", type=int, nargs="?", const=10, metavar="N",
                    help="show the N PTX lines with the most shared wavefronts / global sectors")
@@ -75,6 +79,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--max-steps", type=int, metavar="N",
                    help="stop a PTX run after N steps (one instruction for the threads of a batch of CTAs on one "
                         "path; default 5,000,000 per batch); where each warp loops is reported and results kept")
+    p.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+                   help="simulate the launch's CTAs in N processes (0 = all cores); same outputs")
     p.add_argument("--sass", action="store_true",
                    help="cost shared loads/stores as the SASS ptxas emits them (merged LDS.128...; needs ptxas "
                         "and nvdisasm, a note otherwise)")
@@ -185,6 +191,8 @@ def run_ptx(args) -> int:
     spec = L.load_launch(args.launch, args.kernel)
     fn = L.kernel_function(module, spec, args.kernel)
     decoded = L.load_inputs(spec, args.inputs) if args.inputs else None
+    import os
+
     plan, sass_note = None, None
     if getattr(args, "sass", False):
         import isa.sass
@@ -195,7 +203,10 @@ def run_ptx(args) -> int:
     heat = MemoryHeat(shared_plan=plan) if args.heat or plan is not None else None
     if args.max_steps is not None and args.max_steps <= 0:
         raise InputError("--max-steps must be a positive number of steps")
+    model = getattr(args, "memory_model", None) or "sc"
     ex = L.execute(module, spec, fn.name, inputs=decoded, seed=args.seed, listeners=[heat] if heat else [],
+                   memory_model=model, memory_seed=args.seed or 0,
+                   jobs=(os.cpu_count() or 1) if args.jobs == 0 else max(1, args.jobs),
                    max_steps=args.max_steps if args.max_steps is not None else "auto", progress=_progress())
     if _progress.shown:
         sys.stderr.write("\r\033[K")
@@ -269,6 +280,9 @@ def _render_text(path, fn, spec, module, stats, seconds, problems, report, heat,
     ti = stats.get("thread_instructions", 0)
     rate = f" ({ti / seconds / 1e6:.2f} M thread-instructions/s)" if seconds > 0 and ti else ""
     lines.append(f"  simulated in {seconds:.3f} s{rate}")
+    if stats.get("memory_model") == "relaxed":
+        lines.append(f"  memory model: relaxed, seed {stats.get('memory_seed')} (rerun with --memory-model relaxed "
+                     f"--seed {stats.get('memory_seed')} to reproduce)")
     for key in ("warp_instructions", "thread_instructions", "shared_load_wavefronts",
                 "shared_store_wavefronts", "global_load_sectors", "global_store_sectors", "global_atomic_sectors"):
         if key in stats:
