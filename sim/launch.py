@@ -527,6 +527,8 @@ class Execution:
     stats: dict
     problems: tuple
     seconds: float
+    timing: dict | None = None      # run with timing="h200": the modelled figures (result.timing)
+    complete: bool = True           # every CTA ran (False under timing sampling: outputs partial)
 
 
 def kernel_function(module, spec: LaunchSpec, kernel: str | None = None):
@@ -548,7 +550,7 @@ def kernel_function(module, spec: LaunchSpec, kernel: str | None = None):
 
 
 def execute(module, spec: LaunchSpec, kernel: str | None = None, *, inputs: Mapping | None = None,
-            seed: int | None = None, listeners=()) -> Execution:
+            seed: int | None = None, listeners=(), timing: str | None = None, sample: str = "auto") -> Execution:
     """Build the inputs (``inputs`` = decoded arrays, else drawn by the seed rule), run the kernel
     on ``sim.run_kernel`` and decode its outputs."""
     import time
@@ -566,7 +568,9 @@ def execute(module, spec: LaunchSpec, kernel: str | None = None, *, inputs: Mapp
     t0 = time.perf_counter()
     result = run_kernel(module, fn.name, spec.grid, spec.block, kernel_args(spec, device, decoded),
                         spec.shared_bytes(module.target), listeners=tuple(listeners),
-                        buffer_names=[a.name for a in spec.args])
+                        buffer_names=[a.name for a in spec.args],
+                        **({"timing": timing, "sample": sample} if timing else {}))
     seconds = time.perf_counter() - t0
     return Execution(fn.name, spec, decoded, device, decode_outputs(spec, device),
-                     dict(result.stats), tuple(result.problems), seconds)
+                     dict(result.stats), tuple(result.problems), seconds, getattr(result, "timing", None),
+                     getattr(result, "complete", True))

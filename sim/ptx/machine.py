@@ -987,9 +987,11 @@ class LaunchState:
         return ins.full_opcode, info.unit.value if info is not None else "other", ins.span.line
 
     # ------------------------------------------------------------------ running
-    def run(self) -> None:
+    def run(self, starts=None) -> None:
+        """Run every CTA, or only the batches starting at the linear CTA indices ``starts`` (the
+        timing model's samples; with a batch of one CTA, exactly those CTAs)."""
         with np.errstate(all="ignore"):
-            for start in range(0, self.ncta, self.batch):
+            for start in (range(0, self.ncta, self.batch) if starts is None else starts):
                 self._run_batch(start)
                 if self.aborted:
                     break
