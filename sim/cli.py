@@ -72,6 +72,10 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--heat", type=int, nargs="?", const=10, metavar="N",
                    help="show the N PTX lines with the most shared wavefronts / global sectors")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--timing", metavar="MODEL", help="also predict the launch's time on a timing model (h200)")
+    p.add_argument("--sample", choices=("auto", "all"), default="auto",
+                   help="with --timing: simulate a deterministic sample of a big launch's CTAs (auto) or all")
+    p.add_argument("--trace", metavar="OUT.json", help="with --timing: write a Chrome/Perfetto trace")
     try:
         ascend = importlib.import_module("sim.ascend.cli")
     except ModuleNotFoundError as exc:
@@ -152,7 +156,8 @@ def run_ptx(args) -> int:
     from sim.check import check_outputs
     from sim.memory.heat import MemoryHeat
 
-    given = [flag for dest, flag in ASCEND_ONLY.items() if getattr(args, dest, None) not in (None, False)]
+    given = [flag for dest, flag in ASCEND_ONLY.items() if getattr(args, dest, None) not in (None, False)
+             and not (dest == "trace" and getattr(args, "timing", None))]
     if given:
         raise InputError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for Ascend-like runs "
                          f"(--machine davinci-a2); a PTX run checks against --reference or the manifest's reference")
@@ -163,12 +168,29 @@ def run_ptx(args) -> int:
     fn = L.kernel_function(module, spec, args.kernel)
     decoded = L.load_inputs(spec, args.inputs) if args.inputs else None
     heat = MemoryHeat() if args.heat else None
-    ex = L.execute(module, spec, fn.name, inputs=decoded, seed=args.seed, listeners=[heat] if heat else [])
+    timing = getattr(args, "timing", None)
+    if timing and timing.lower() not in PTX_MACHINES:
+        raise InputError(f"unknown timing model {timing!r}", expected=list(PTX_MACHINES))
+    ex = L.execute(module, spec, fn.name, inputs=decoded, seed=args.seed, listeners=[heat] if heat else [],
+                   **({"timing": timing.lower(), "sample": args.sample,
+                      "trace": bool(getattr(args, "trace", None))} if timing else {}))
     decoded, got, seconds = ex.inputs, ex.outputs, ex.seconds
+    tm = dict(ex.timing) if ex.timing else None
+    slices = tm.pop("_slices", []) if tm else []
+    if tm and getattr(args, "trace", None):
+        from sim.timing.sm import load_params
+        from sim.timing.trace import write_chrome_trace
+
+        try:
+            write_chrome_trace(args.trace, slices, load_params(timing.lower()).hz,
+                               meta={"kernel": fn.name, "cycles": tm["cycles"], "label": "modelled"})
+        except OSError as exc:
+            raise InputError(f"cannot write {args.trace}: {exc.strerror or exc}", Span(args.trace)) from None
 
     report = None
     ref_name = args.reference or spec.reference
-    if ref_name:
+    if ref_name and not ex.complete:
+        ref_name = None                  # a sampled timing run computed only some CTAs' outputs
         ref_fn = load_reference(ref_name)
         ref_in = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in decoded.items()}
         try:
@@ -198,11 +220,19 @@ def run_ptx(args) -> int:
                "dynamic_shared_bytes": spec.shared_bytes(module.target), "seconds": seconds,
                "stats": stats, "problems": [_problem_dict(p) for p in problems],
                "check": report.to_dict() if report else None, "ok": ok}
+        if tm:
+            out["timing"] = tm
         if heat:
             out["heat"] = {str(line): s.to_dict() for line, s in sorted(heat.by_line(fn).items())}
         print(json.dumps(_plain(out), indent=1))
     else:
         print(_render_text(args.file, fn, spec, module, stats, seconds, problems, report, heat, args.heat))
+        if tm:
+            from sim.timing.report import render
+
+            print(render(tm))
+            if not ex.complete:
+                print("  (outputs not checked: a sampled run computes only the sampled CTAs; --sample all for all)")
     return 0 if ok else 1
 
 

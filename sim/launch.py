@@ -550,7 +550,8 @@ def kernel_function(module, spec: LaunchSpec, kernel: str | None = None):
 
 
 def execute(module, spec: LaunchSpec, kernel: str | None = None, *, inputs: Mapping | None = None,
-            seed: int | None = None, listeners=(), timing: str | None = None, sample: str = "auto") -> Execution:
+            seed: int | None = None, listeners=(), timing: str | None = None, sample: str = "auto",
+            trace: bool = False) -> Execution:
     """Build the inputs (``inputs`` = decoded arrays, else drawn by the seed rule), run the kernel
     on ``sim.run_kernel`` and decode its outputs."""
     import time
@@ -569,7 +570,7 @@ def execute(module, spec: LaunchSpec, kernel: str | None = None, *, inputs: Mapp
     result = run_kernel(module, fn.name, spec.grid, spec.block, kernel_args(spec, device, decoded),
                         spec.shared_bytes(module.target), listeners=tuple(listeners),
                         buffer_names=[a.name for a in spec.args],
-                        **({"timing": timing, "sample": sample} if timing else {}))
+                        **({"timing": timing, "sample": sample, "trace": trace} if timing else {}))
     seconds = time.perf_counter() - t0
     return Execution(fn.name, spec, decoded, device, decode_outputs(spec, device),
                      dict(result.stats), tuple(result.problems), seconds, getattr(result, "timing", None),

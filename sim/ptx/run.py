@@ -68,7 +68,8 @@ def _dims3(v, what) -> tuple[int, int, int]:
 def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_bytes: int = 0, *, listeners=(),
                max_steps: int | None = None, memory_stats: bool = True, batch_threads: int = 16384,
                check_uninitialized: bool = True, check_races: bool = True,
-               buffer_names=None, timing: str | None = None, sample: str = "auto") -> RunResult:
+               buffer_names=None, timing: str | None = None, sample: str = "auto",
+               trace: bool = False) -> RunResult:
     """Run kernel ``entry`` over ``grid`` x ``block`` threads; see the module docstring.
 
     ``listeners`` receive :class:`sim.events.InstructionEvent` objects; ``memory_stats`` adds the
@@ -179,7 +180,7 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
     if tinfo is not None:
         occ, regs, ws, starts, sampled = tinfo
         t3 = time.perf_counter()
-        tm = T.predict(M, ws, occ, regs, simulated=starts, sampled=sampled, gmem=gmem)
+        tm = T.predict(M, ws, occ, regs, simulated=starts, sampled=sampled, gmem=gmem, trace=trace)
         tm["predict_seconds"] = time.perf_counter() - t3 + (t2 - t1)
         M._set_listeners(listeners)
         return RunResult(fn.name, stats, list(M.problems.items), tm, sampled, not sampled)
