@@ -12,6 +12,7 @@ naming the kernel, the expectation, what was found and the closest candidates wi
     k.in_innermost_loop("mma.sync")
     k.intensity_at_least(4.0)
     k.no_spills()
+    k.sass.uses("HGMMA").uses("LDS.128", at_least=2).no_spills().registers_at_most(128)   # what ptxas made
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ class KernelCheck:
 
     @classmethod
     def load(cls, path_or_text, kernel: str | None = None, *, params: dict | None = None,
-             grid=None, block=None, machine: str = "h200") -> "KernelCheck":
+             grid=None, block=None, machine: str = "h200", sass: bool = False) -> "KernelCheck":
         import isa
 
         module = isa.load(path_or_text)
@@ -52,7 +53,7 @@ class KernelCheck:
         g = parse_dims(",".join(map(str, grid)) if isinstance(grid, (tuple, list)) else grid, "grid")
         b = parse_dims(",".join(map(str, block)) if isinstance(block, (tuple, list)) else block, "block")
         p = resolve(module, fn, dict(params or {}))
-        return cls(analyze_function(module, fn, params=p, launch=Launch(g, b), machine=machine))
+        return cls(analyze_function(module, fn, params=p, launch=Launch(g, b), machine=machine, sass=sass))
 
     # ---- helpers ----------------------------------------------------------------------------
 
@@ -180,6 +181,79 @@ class KernelCheck:
         if hits:
             self._fail("no local-memory spills", f"{len(hits)} local-memory instructions", hits,
                        "spilling instructions")
+        return self
+
+    @property
+    def sass(self) -> "SassCheck":
+        """The same checks on the SASS ptxas makes of the kernel (needs ptxas and nvdisasm: under
+        pytest the test is skipped, with the reason, where they are not installed)."""
+        if self.report.sass is None:
+            from .report import attach_sass
+
+            attach_sass(self.report)
+            if self.report.sass is None:
+                from isa.sass import Unavailable
+
+                try:
+                    import pytest
+                except ImportError:  # pragma: no cover - assertions used outside pytest
+                    raise Unavailable(self.report.sass_note) from None
+                pytest.skip(self.report.sass_note)
+        return SassCheck(self)
+
+
+class SassCheck:
+    """Assertions over a kernel's SASS: ``k.sass.uses("HGMMA")``, ``k.sass.never_uses("LDL")``."""
+
+    def __init__(self, parent: KernelCheck):
+        self.parent = parent
+        self.kernel = parent.report.sass
+
+    def _fail(self, expectation: str, found: str, hits: list[int], what: str):
+        __tracebackhide__ = True
+        lines = [f"kernel '{self.parent.name}' ({self.parent.report.path}) SASS: expected {expectation}, found {found}"]
+        if hits:
+            lines.append(f"  {what}:")
+            lines += ["    " + self.kernel.where(k) for k in hits[:5]]
+        raise KernelAssertionError("\n".join(lines))
+
+    def count(self, name: str) -> int:
+        return self.kernel.count(name)
+
+    def uses(self, name: str, *, at_least: int | None = None, at_most: int | None = None,
+             exactly: int | None = None) -> "SassCheck":
+        """A SASS class (``TENSOR_CORE``, ``LOAD_SHARED_128``) or opcode pattern (``HGMMA``,
+        ``LDS.128``) occurs at least / at most / exactly N times in the listing."""
+        __tracebackhide__ = True
+        hits = self.kernel.matching(name)
+        n = len(hits)
+        if exactly is not None and n != exactly:
+            self._fail(f"{name} == {exactly}", str(n), hits, "matching instructions")
+        if exactly is None and at_least is None and at_most is None:
+            at_least = 1
+        if at_least is not None and n < at_least:
+            self._fail(f"{name} >= {at_least}", str(n), hits, "matching instructions")
+        if at_most is not None and n > at_most:
+            self._fail(f"{name} <= {at_most}", str(n), hits, "matching instructions")
+        return self
+
+    def never_uses(self, name: str) -> "SassCheck":
+        __tracebackhide__ = True
+        return self.uses(name, exactly=0)
+
+    def no_spills(self) -> "SassCheck":
+        __tracebackhide__ = True
+        r = self.kernel.resources
+        if r is not None and (r.spill_stores or r.spill_loads):
+            self._fail("no register spills", f"{r.spill_stores} B spill stores, {r.spill_loads} B spill loads",
+                       self.kernel.matching("SPILL"), "local-memory instructions")
+        return self
+
+    def registers_at_most(self, n: int) -> "SassCheck":
+        __tracebackhide__ = True
+        r = self.kernel.resources
+        if r is not None and r.registers > n:
+            self._fail(f"at most {n} registers per thread", f"{r.registers} (ptxas -v)", [], "")
         return self
 
 

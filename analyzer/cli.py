@@ -1,12 +1,13 @@
 """``validate-kernel`` (and ``kernlens analyze``): what a kernel really executes, checked in CI.
 
     validate-kernel FILE... [--kernel NAME] [--expect EXPR]... [--forbid CLASS]... [--param K=V]...
-                    [--grid X,Y,Z --block X,Y,Z] [--format text|json|sarif] [--cfg out.dot]
+                    [--grid X,Y,Z --block X,Y,Z] [--format text|json|sarif] [--cfg out.dot] [--sass]
 
 Exit status: 0 when every expectation holds, 1 when one fails, 2 on bad input or usage.
 Example::
 
     validate-kernel build/gemm.sm_90.ptx --expect 'TENSOR_CORE>=1' --forbid FP32_FMA --param K=4096
+    validate-kernel build/gemm.sm_90a.ptx --sass --expect 'sass:HGMMA>=1' --expect 'sass:LDS.128>=1'
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--precision-mode", metavar="MODE",
                    help="check floating-point instructions against a precision mode (sim.numerics.precision)")
     p.add_argument("--lenient", action="store_true", help="accept unknown opcodes (reported as OTHER)")
+    p.add_argument("--sass", action="store_true",
+                   help="also compile with ptxas and read the SASS (registers, spills, SASS opcodes and classes; "
+                        "expectations 'sass:NAME'); a note when ptxas/nvdisasm are not installed")
     p.add_argument("-o", "--output", metavar="PATH", help="write the report here instead of stdout")
 
 
@@ -77,8 +81,15 @@ def _run(args: argparse.Namespace) -> int:
     launch = Launch(grid, block)
     reports = []
     used_params: set[str] = set()
-    for f in args.files:
-        module = isa.load(Path(f), lenient=args.lenient)
+    want_sass = args.sass or any(e.name.startswith("sass:") for e in expectations)
+    modules = [isa.load(Path(f), lenient=args.lenient) for f in args.files]
+    if want_sass:
+        import isa.sass
+
+        ptx = [m for m in modules if m.isa == "ptx"]
+        if ptx and isa.sass.available():
+            isa.sass.listings(ptx)           # one batch of ptxas/nvdisasm calls for all the files
+    for module in modules:
         fns = module.kernels
         if args.kernel:
             fns = [fn for fn in module.functions if fn.name in args.kernel and fn.body is not None]
@@ -86,7 +97,7 @@ def _run(args: argparse.Namespace) -> int:
             params = resolve(module, fn, given, strict=False)
             used_params.update(k for k in given if _maps(module, fn, k))
             report = analyze_function(module, fn, params=params, launch=launch,
-                                      machine=args.machine, assumed_trips=args.assume_trips)
+                                      machine=args.machine, assumed_trips=args.assume_trips, sass=want_sass)
             report.check(expectations)
             reports.append(report)
     if args.kernel:

@@ -18,6 +18,7 @@ nearest instructions with their source lines::
         k.sequence("ld.shared", "mma", "bar.sync")
         k.intensity_at_least(10)
         k.no_spills()
+        k.sass.uses("HMMA").uses("LDS.128", at_least=1).no_spills()   # what ptxas made of it
 """
 
 from __future__ import annotations

@@ -76,20 +76,34 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
         gb = dyn["bytes"].get("global", {}).get("value", 0)
         summary.add_row("global bytes", f"{_fmt(gb)} per {dyn['per']}")
         summary.add_row("intensity", f"{_fmt(dyn['intensity']['value'])} FLOP/B")
+        sass = data.get("sass")
+        if sass and sass.get("available"):
+            summary.add_row("SASS", f"{sass['instructions']} instructions; {sass['registers']} registers "
+                            f"(allocated {sass['registers_allocated']}), spills {sass['spill_stores']} B stored / "
+                            f"{sass['spill_loads']} B loaded, {sass['shared_bytes']} B shared (ptxas -v)")
         roof = dyn.get("roofline")
         if roof and roof.get("bound"):
             summary.add_row("roofline", f"{roof['bound']}-bound on {roof['machine']}: attainable "
                             f"{_fmt((roof['attainable_ops_per_s'] or 0) / 1e12)} TFLOP/s of peak "
                             f"{_fmt((roof['peak_ops_per_s'] or 0) / 1e12)}")
         console.print(summary)
-        classes = Table(title="instruction classes", title_justify="left")
+        with_sass = bool(sass and sass.get("available"))
+        classes = Table(title="instruction classes" + (" (PTX and SASS)" if with_sass else ""), title_justify="left")
         classes.add_column("class")
-        classes.add_column("static", justify="right")
+        classes.add_column("static" if not with_sass else "PTX static", justify="right")
         classes.add_column(f"executed per {dyn['per']}", justify="right")
-        # width-suffixed subclasses (LOAD_SHARED_128) are folded into their class; MTE2, CUBE_S8 stay
-        main = [c for c in data["classes"] if not re.search(r"_\d+$", c)]
+        if with_sass:
+            classes.add_column("SASS static", justify="right")
+        # width-suffixed subclasses (LOAD_SHARED_128) are folded into their class; MTE2, CUBE_S8 stay,
+        # and so do the widths of shared loads and stores beside SASS (ptxas merges and splits them)
+        keep = re.compile(r"(LOAD|STORE)_SHARED_\d+$") if with_sass else None
+        names = list(data["classes"]) + ([c for c in sass["classes"] if c not in data["classes"]] if with_sass else [])
+        main = sorted(c for c in names if not re.search(r"_\d+$", c) or (keep and keep.match(c)))
         for c in main:
-            classes.add_row(c, str(data["classes"][c]), _fmt(dyn["mix"].get(c, 0)))
+            row = [c, str(data["classes"].get(c, 0)), _fmt(dyn["mix"].get(c, 0))]
+            if with_sass:
+                row.append(str(sass["classes"].get(c, 0)))
+            classes.add_row(*row)
         console.print(classes)
         ops = Table(title="opcodes", title_justify="left")
         ops.add_column("opcode")
@@ -99,6 +113,17 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
         if len(data["opcodes"]) > 25:
             ops.add_row(f"... {len(data['opcodes']) - 25} more", "")
         console.print(ops)
+        if with_sass:
+            sops = Table(title="SASS opcodes", title_justify="left")
+            sops.add_column("opcode")
+            sops.add_column("static", justify="right")
+            for name, n in sorted(sass["opcodes"].items(), key=lambda t: (-t[1], t[0]))[:25]:
+                sops.add_row(name, str(n))
+            if len(sass["opcodes"]) > 25:
+                sops.add_row(f"... {len(sass['opcodes']) - 25} more", "")
+            console.print(sops)
+        elif sass:
+            console.print(f"note: SASS: {sass['note']}", markup=False)
         if r.outcomes:
             ex = Table(title="expectations", title_justify="left")
             ex.add_column("expectation")

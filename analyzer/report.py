@@ -42,6 +42,7 @@ class Outcome:
     holds: bool
     matches: list[int] = field(default_factory=list)     # instruction indices that match
     nearest: list[int] = field(default_factory=list)     # closest candidates when it fails
+    level: str = "ptx"                                   # 'sass': indices into the kernel's SASS
 
     def message(self, report: "KernelReport") -> str:
         e = self.expectation
@@ -55,7 +56,7 @@ class Outcome:
         if shown:
             lines.append(f"  {what}:")
             for k in shown[:5]:
-                lines.append("    " + report.where(k))
+                lines.append("    " + (report.sass.where(k) if self.level == "sass" else report.where(k)))
         else:
             lines.append("  no similar instructions in this kernel")
         return "\n".join(lines)
@@ -72,6 +73,9 @@ class KernelReport:
     launch: Launch
     params: dict[str, int]
     outcomes: list[Outcome] = field(default_factory=list)
+    # the SASS ptxas made of the kernel (``analyze_function(..., sass=True)``), or why there is none
+    sass: object | None = None
+    sass_note: str | None = None
 
     # ---- static -----------------------------------------------------------------------------
 
@@ -103,7 +107,10 @@ class KernelReport:
         return dict(sorted(c.items()))
 
     def matching(self, name: str) -> list[int]:
-        """Indices of instructions matching a class name or an opcode pattern."""
+        """Indices of instructions matching a class name or an opcode pattern (``sass:NAME``: of
+        the SASS instructions, see :meth:`isa.sass.SassKernel.matching`)."""
+        if name.startswith("sass:"):
+            return self._sass_or_raise(name).matching(name[5:])
         if is_class_name(name):
             return [k for k, info in enumerate(self.infos) if name in info.classes]
         pat = compile_pattern(name, self.module.isa)
@@ -111,6 +118,14 @@ class KernelReport:
 
     def count(self, name: str) -> int:
         return len(self.matching(name))
+
+    def _sass_or_raise(self, name: str):
+        if self.sass is None:
+            from isa.sass import Unavailable
+
+            raise Unavailable(f"'{name}' needs the kernel's SASS: "
+                              + (self.sass_note or "analyse with --sass (sass=True)"))
+        return self.sass
 
     def where(self, k: int) -> str:
         ins = self.instructions[k]
@@ -338,6 +353,12 @@ class KernelReport:
     def check(self, expectations: list[Expectation]) -> list[Outcome]:
         out = []
         for e in expectations:
+            if e.name.startswith("sass:"):
+                k = self._sass_or_raise(e.name)
+                _check_sass_name(e.name[5:])
+                matches = k.matching(e.name[5:])
+                out.append(Outcome(e, len(matches), e.holds(len(matches)), matches, [], "sass"))
+                continue
             if e.is_class:
                 _check_class_name(e.name, self.module.isa)
             matches = self.matching(e.name)
@@ -347,11 +368,25 @@ class KernelReport:
         self.outcomes = out
         return out
 
+    def sass_json(self) -> dict | None:
+        """The ``sass`` section of the report: None when SASS was not asked for."""
+        if self.sass is not None:
+            return self.sass.to_json()
+        if self.sass_note is not None:
+            return {"available": False, "note": self.sass_note}
+        return None
+
+    def _expectation_lines(self, o: Outcome) -> list[int]:
+        if o.level == "sass":
+            ins = self.sass.instructions
+            return [ins[k].loc.line if ins[k].loc is not None else 0 for k in o.matches][:50]
+        return [self.instructions[k].span.line for k in o.matches][:50]
+
     def to_json(self) -> dict:
         dyn = self.dynamic()
         shared = self.shared
         classes = self.classes
-        return {
+        out = {
             "name": self.name,
             "file": self.path,
             "isa": self.module.isa,
@@ -374,11 +409,15 @@ class KernelReport:
             "expectations": [
                 {"expectation": str(o.expectation), "name": o.expectation.name, "op": o.expectation.op,
                  "count": o.expectation.count, "found": o.found, "result": "pass" if o.holds else "fail",
-                 "lines": [self.instructions[k].span.line for k in o.matches][:50],
+                 "level": o.level, "lines": self._expectation_lines(o),
                  "nearest": [{"line": self.instructions[k].span.line, "instruction": self.instructions[k].full_opcode}
                              for k in o.nearest]}
                 for o in self.outcomes],
         }
+        sass = self.sass_json()
+        if sass is not None:
+            out["sass"] = sass
+        return out
 
 
 _RELATED = {
@@ -406,6 +445,17 @@ def _check_class_name(name: str, isa: str) -> None:
         raise InputError(f"unknown instruction class '{name}'{hint}")
 
 
+def _check_sass_name(name: str) -> None:
+    """A SASS class must exist (``TENSOR_CORE``); any other name is an opcode pattern (``HGMMA``)."""
+    from isa.sass.semantics import CLASSES
+
+    if "_" in name and name.isupper() and name not in CLASSES:
+        import difflib
+
+        close = difflib.get_close_matches(name, sorted(CLASSES), n=1)
+        raise InputError(f"unknown SASS instruction class '{name}'" + (f" (did you mean {close[0]}?)" if close else ""))
+
+
 def known_classes(isa: str = "ptx") -> set[str]:
     from isa.ptx.semantics import CLASSES
 
@@ -426,7 +476,7 @@ def _num(v: float):
 
 def analyze_function(module: Module, fn: Function, *, params: dict[str, int] | None = None,
                      launch: Launch | None = None, machine: str | RooflineModel | None = "h200",
-                     assumed_trips: int = ASSUMED_TRIPS) -> KernelReport:
+                     assumed_trips: int = ASSUMED_TRIPS, sass: bool = False) -> KernelReport:
     if module.isa == "ascend":
         infos = [describe_any(i, module.isa) for i in fn.instructions]
     else:  # what describe_any does for PTX, without its dispatch per instruction
@@ -436,7 +486,25 @@ def analyze_function(module: Module, fn: Function, *, params: dict[str, int] | N
     flow = Dataflow(cfg, dict(params or {}), launch)
     est = Estimator(cfg, flow, assumed_trips).estimate()
     mach = machine if isinstance(machine, RooflineModel) or machine is None else _machine_or_none(machine, module.isa)
-    return KernelReport(module, fn, infos, cfg, est, mach, launch, dict(params or {}))
+    report = KernelReport(module, fn, infos, cfg, est, mach, launch, dict(params or {}))
+    if sass:
+        attach_sass(report)
+    return report
+
+
+def attach_sass(report: KernelReport) -> None:
+    """Give ``report`` its kernel's SASS, or the note that says why there is none (no ptxas or
+    disassembler here, a non-PTX file): everything else in the report stays as it is."""
+    import isa.sass
+
+    if report.module.isa != "ptx":
+        report.sass_note = "SASS exists for PTX kernels only"
+        return
+    note = isa.sass.note()
+    if note is not None:
+        report.sass_note = note
+        return
+    report.sass = isa.sass.listing(report.module).kernel(report.name)
 
 
 def _machine_or_none(name: str, isa: str) -> RooflineModel | None:

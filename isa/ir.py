@@ -122,6 +122,8 @@ class Address:
     space: str | None = None
     suffix: str | None = None
     span: Span = _span()
+    # SASS only: a second register term, ``[R2+UR4+0x10]`` (base R2, index UR4, offset 16)
+    index: Register | None = None
 
 
 @dataclass(frozen=True)
@@ -157,6 +159,17 @@ class Negated:
 
 
 @dataclass(frozen=True)
+class Modified:
+    """A SASS source operand under a modifier: ``-R13`` (``op='-'``), ``|R2|`` (``'|'``), ``~URZ``
+    (``'~'``); ``suffix`` keeps what follows the bars (``|R5|.reuse``). ``!P0`` is :class:`Negated`."""
+
+    operand: Operand
+    op: str
+    suffix: str | None = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
 class OperandList:
     """A parenthesised list, used by calls: ``(retval0)``, ``(param0, param1)``."""
 
@@ -164,7 +177,7 @@ class OperandList:
     span: Span = _span()
 
 
-Operand = Union[Register, Immediate, Symbol, Expression, Address, Vector, Sink, Pair, Negated, OperandList]
+Operand = Union[Register, Immediate, Symbol, Expression, Address, Vector, Sink, Pair, Negated, OperandList, Modified]
 
 
 # --------------------------------------------------------------------------------------------
@@ -210,7 +223,7 @@ class Instruction:
     loc: SourceLoc | None = field(default=None, compare=False, repr=False)
     # Lexical scope id within the function (0 = function body); registers resolve through it.
     scope: int = field(default=0, compare=False, repr=False)
-    # Which ISA's spelling this instruction is printed in (``ptx`` or ``ascend``).
+    # Which ISA's spelling this instruction is printed in (``ptx``, ``ascend`` or ``sass``).
     isa: str = field(default="ptx", compare=False, repr=False)
 
     @property
@@ -227,6 +240,10 @@ class Instruction:
             from .ascend.emit import emit_instruction as emit_ascend
 
             return emit_ascend(self)
+        if self.isa == "sass":
+            from .sass.emit import emit_instruction as emit_sass
+
+            return emit_sass(self)
         from .emit import emit_instruction
 
         return emit_instruction(self)
@@ -465,7 +482,7 @@ ModuleItem = Union[Function, Variable, FileEntry, Section, Pragma, Directive]
 
 @dataclass(frozen=True)
 class Module:
-    """One assembly file. ``isa`` is ``ptx`` or ``ascend``.
+    """One assembly file. ``isa`` is ``ptx``, ``ascend`` or ``sass`` (a disassembled cubin).
 
     ``items`` keeps module-scope items in source order so emission reproduces the layout.
     """
@@ -526,6 +543,10 @@ class Module:
             from .ascend.emit import emit_module as emit_ascend
 
             return emit_ascend(self)
+        if self.isa == "sass":
+            from .sass.emit import emit_module as emit_sass
+
+            return emit_sass(self)
         from .emit import emit_module
 
         return emit_module(self)

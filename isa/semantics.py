@@ -102,7 +102,11 @@ def registers(instr: Instruction, isa: str = "ptx"):
 
 
 def describe(instr: Instruction, isa: str = "ptx") -> OpInfo:
-    """The :class:`OpInfo` for ``instr`` under ``isa`` (``ptx`` or ``ascend``)."""
+    """The :class:`OpInfo` for ``instr`` under ``isa`` (``ptx``, ``ascend`` or ``sass``)."""
+    if isa == "sass":
+        from .sass.semantics import describe as describe_sass
+
+        return describe_sass(instr)
     if isa == "ascend":
         from .ascend.semantics import describe as describe_ascend
 

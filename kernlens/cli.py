@@ -20,6 +20,7 @@ SUBCOMMANDS = {
     "run": "sim.cli",
     "generate": "isa.generate.cli",
     "inspect": "tui.cli",
+    "verify": "sim.verify",
 }
 
 

@@ -67,6 +67,9 @@ _add("set_fpc", "S", "config", "fb", None, "set_fpc fb[0]")
 _add("set_flag", "SYNC", "sync", "P P E", None, "set_flag PIPE_MTE2, PIPE_MTE1, EVENT_ID0")
 _add("wait_flag", "SYNC", "sync", "P P E", None, "wait_flag PIPE_MTE2, PIPE_MTE1, EVENT_ID0")
 _add("pipe_barrier", "SYNC", "sync", "P", None, "pipe_barrier PIPE_V")
+# cross-core (AIC <-> AIV of a mix kernel): CrossCoreSetFlag<mode, pipe>(flagId) / CrossCoreWaitFlag(flagId)
+_add("ffts_cross_core_sync", "SYNC", "sync", "P I I", None, "ffts_cross_core_sync PIPE_FIX, 2, 3")
+_add("wait_flag_dev", "SYNC", "sync", "I", None, "wait_flag_dev 3")
 
 # ---- MTE2: GM -> L1 / UB ----
 _add("copy_gm_to_cbuf", "MTE2", "copy", "l1 gm I I I I I I", None,

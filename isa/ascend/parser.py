@@ -31,7 +31,7 @@ from ..types import is_type
 from .opcodes import (BUFFERS, COMPARES, CONV_TYPES, OPCODES, ORDERS, PIPE_NAMES, QUANT_MODES,
                       split_opcode)
 
-SPECIAL_REGISTERS = ("block_idx", "block_num")
+SPECIAL_REGISTERS = ("block_idx", "block_num", "subblock_idx")
 
 _TOKEN_NAMES = {
     "_NL": "end of line", "COMMA": "','", "LSQB": "'['", "RSQB": "']'", "LPAR": "'('", "RPAR": "')'",

@@ -71,8 +71,12 @@ def run_ascend(args) -> int:
         "cycles": t.cycles, "seconds": t.seconds,
         "pipes": {p: {"busy_cycles": t.busy[p], "utilization": t.utilization[p]} for p in PIPE_ORDER},
         "flags": t.flag_waits, "instructions": res.launch.instructions_executed,
-        "gm": {"bytes": t.gm_bytes, "unique_bytes": t.gm_unique_bytes},
+        "gm": {"bytes": t.gm_bytes, "unique_bytes": t.gm_unique_bytes, "l2_hit_rate": t.l2_hit_rate,
+               "hbm_read_bytes": t.hbm_read_bytes, "hbm_writeback_bytes": t.hbm_writeback_bytes},
     }
+    if res.launch.vector_blocks:
+        out["vector_cores"] = res.launch.vector_blocks
+        out["pipes_by_core_kind"] = t.utilization_by_kind
     if meta and meta.get("op") == "gemm":
         work = 2 * meta["m"] * meta["n"] * meta["k"]
         peak_all = machine.peak_s8_ops if meta["dtype"] == "s8" else machine.peak_f16_flops
@@ -108,7 +112,9 @@ def run_ascend(args) -> int:
 
 
 def _text(o: dict, functional: bool) -> str:
-    lines = [f"kernel {o['kernel']} on {o['machine']}: {o['cores']} {o['core_type']} core(s)",
+    cores = (f"{o['cores']} cube + {o['vector_cores']} vector cores (mix)" if "vector_cores" in o
+             else f"{o['cores']} {o['core_type']} core(s)")
+    lines = [f"kernel {o['kernel']} on {o['machine']}: {cores}",
              f"  cycles {o['cycles']:.0f}  time {o['seconds'] * 1e6:.2f} us"]
     if "gemm" in o:
         g = o["gemm"]
@@ -117,6 +123,8 @@ def _text(o: dict, functional: bool) -> str:
     lines.append("  pipe   busy cycles   utilisation")
     for p, v in o["pipes"].items():
         lines.append(f"  {p:<5} {v['busy_cycles']:>13.0f}   {v['utilization'] * 100:6.1f} %")
+    for kind, pipes in o.get("pipes_by_core_kind", {}).items():
+        lines.append(f"  {kind} cores: " + "  ".join(f"{p} {u * 100:.1f} %" for p, u in pipes.items()))
     if o["flags"]:
         lines.append("  flag waits: " + ", ".join(f"{k} {v['wait_cycles']:.0f} cycles/{v['waits']}"
                                                 for k, v in sorted(o["flags"].items())))

@@ -19,6 +19,7 @@ that is the fast path for timing-only runs.
 from __future__ import annotations
 
 import math
+from collections import defaultdict, deque
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,6 +37,10 @@ _S = PIPE_INDEX["S"]
 # hazard-tracking granularity in bytes: fractal-sized for the cube buffers, one block for UB
 GRAINS = {"l1": 512, "l0a": 512, "l0b": 512, "l0c": 512, "ub": 32, "fb": 64}
 MAX_STEPS = 200_000_000
+
+
+class Blocked(Exception):
+    """Raised by ``wait_flag_dev`` when no cross-core release is pending: the core yields."""
 
 
 class UndefinedBehaviour(Exception):
@@ -96,6 +101,17 @@ class GlobalMemory:
             self.data.append(buf)
             addr = (addr + n + 4096 + 511) // 512 * 512
         self.touched = [np.zeros(max(1, (h - l + 511) // 512), dtype=bool) for l, h in zip(self.lo, self.hi)]
+        self.owners = None   # cross-core race tracking (mix launches), see track()
+
+    GRAIN = 32
+
+    def track(self) -> None:
+        """Record, per 32-B block of every parameter, the last writer and last reader (core, pipe,
+        tick) so that accesses by another core without cross-core synchronisation are reported."""
+        self.owners = []
+        for lo, hi in zip(self.lo, self.hi):
+            n = max(1, (hi - lo + self.GRAIN - 1) // self.GRAIN)
+            self.owners.append({k: np.full(n, -1, dtype=np.int64) for k in ("wc", "wp", "wt", "rc", "rp", "rt")})
 
     def locate(self, lo: int, hi: int) -> tuple[int, int]:
         """(parameter index, byte offset) holding ``[lo, hi)``; raises UndefinedBehaviour if none."""
@@ -221,16 +237,24 @@ class Hazards:
 class Core:
     """Registers, buffers, mask, flags and event list of one core while it runs the kernel."""
 
-    def __init__(self, launch: "Launch", core_id: int):
+    def __init__(self, launch: "Launch", core_id: int, gid: int | None = None, group: int | None = None,
+                 sub: int = 0):
         m = launch.machine
         self.launch = launch
         self.id = core_id
+        self.gid = core_id if gid is None else gid       # index among all cores of the launch (AIC first)
+        self.kind = launch.core_type
+        self.group = core_id if group is None else group  # AI core (AIC + its two AIVs) it belongs to
+        self.sub = sub
+        self.pc = 0
+        self.steps = 0
+        self.remote: dict[int, np.ndarray] = {}           # what this core knows of other cores' pipes
         self.functional = launch.functional
         self.buffers = {name: np.zeros(b.size, dtype=np.uint8) for name, b in m.buffers.items()} \
             if launch.functional else {}
         self.sizes = {name: b.size for name, b in m.buffers.items()}
         self.aligns = {name: b.align for name, b in m.buffers.items()}
-        self.regs: dict[str, object] = {"block_idx": core_id, "block_num": launch.blocks}
+        self.regs: dict[str, object] = {"block_idx": core_id, "block_num": launch.blocks, "subblock_idx": sub}
         self.regs.update(launch.scalars)
         self.mask_mode = "norm"
         self.mask = (-1, -1)
@@ -262,6 +286,44 @@ class Core:
         if addr % a:
             raise UndefinedBehaviour(f"{what}: {space} address {addr:#x} is not {a}-byte aligned "
                                      f"({space} requires {a}-B alignment)")
+
+    def gm_race(self, pipe: str, idx: int, span, write: bool) -> None:
+        """Report a GM access that conflicts with another core's access it has not synchronised with
+        (through cross-core flags); only mix launches track GM (``GlobalMemory.track``)."""
+        gm = self.launch.gm
+        if gm.owners is None or span is None:
+            return
+        lo, hi = span
+        i, off = gm.locate(lo, hi)
+        g = gm.GRAIN
+        a, b = off // g, (off + (hi - lo) + g - 1) // g
+        own = gm.owners[i]
+        p = PIPE_INDEX[pipe]
+        tick = int(self.hz.vc[p, p])
+        checks = [("w", "written")] + ([("r", "read")] if write else [])
+        for key, verb in checks:
+            cores = own[key + "c"][a:b]
+            other = (cores >= 0) & (cores != self.gid)
+            if not other.any():
+                continue
+            for c in np.unique(cores[other]):
+                sel = cores == c
+                pipes, ticks = own[key + "p"][a:b][sel], own[key + "t"][a:b][sel]
+                known = self.remote.get(int(c))
+                late = ticks > (known[pipes] if known is not None else -1)
+                if late.any():
+                    j = int(np.argmax(late))
+                    other_core = self.launch.core_name(int(c))
+                    me = self.launch.instrs[idx]
+                    self.launch.report(self, idx, f"{me.opcode} (PIPE_{pipe}) {'writes' if write else 'reads'} "
+                                       f"{gm.names[i]}[{(a + int(np.flatnonzero(sel)[j])) * g:#x}, ...) "
+                                       f"{verb} by {other_core} (PIPE_{PIPES[int(pipes[j])]}) with no cross-core "
+                                       f"flag (ffts_cross_core_sync / wait_flag_dev) between them", stopped=False)
+                    break
+        side = "w" if write else "r"
+        own[side + "c"][a:b] = self.gid
+        own[side + "p"][a:b] = p
+        own[side + "t"][a:b] = tick
 
     def race(self, pipe: str, idx: int, reads, writes) -> None:
         p = PIPE_INDEX[pipe]
@@ -296,11 +358,20 @@ class LaunchResult:
     reports: list[Report]
     instructions_executed: int
     outputs: dict[str, np.ndarray]
+    core_types: list[str] | None = None     # per core (events index): 'cube' | 'vector'
+    core_kernels: list[str] | None = None   # per core: the kernel (code segment) it ran
+    vector_blocks: int = 0                  # vector cores of a mix launch
+
+    def core_label(self, i: int) -> str:
+        kind = self.core_types[i] if self.core_types else self.core_type
+        first = self.core_types.index(kind) if self.core_types else 0
+        return f"{kind} core {i - first}"
 
 
 class Launch:
     def __init__(self, module: ir.Module, kernel: ir.Function, machine: AscendModel, inputs: dict, blocks: int,
-                 functional: bool):
+                 functional: bool, gm: "GlobalMemory | None" = None, xcore: "CrossCore | None" = None,
+                 gid_base: int = 0, mix: bool = False):
         self.module = module
         self.kernel = kernel
         self.machine = machine
@@ -325,7 +396,12 @@ class Launch:
                                      p.span)
                 v = np.asarray(inputs[key]).reshape(-1)[0]
                 self.scalars[p.name] = float(v) if p.type.startswith(("f", "bf")) else int(v)
-        self.gm = GlobalMemory([p for p in kernel.params if p.space == "gm"], inputs, functional)
+        self.core_type = kernel.attributes[0] if kernel.attributes else "cube"
+        self.gid_base = gid_base
+        self.mix = mix
+        self.gm = gm if gm is not None else GlobalMemory([p for p in kernel.params if p.space == "gm"], inputs,
+                                                          functional)
+        self.xcore = xcore if xcore is not None else CrossCore()
         for i, p in enumerate(q for q in kernel.params if q.space == "gm"):
             self.scalars[p.name] = self.gm.lo[i]
         self.code = [compile_instruction(ins, i, self) for i, ins in enumerate(self.instrs)]
@@ -345,25 +421,36 @@ class Launch:
         self._seen[key] = r
         self.reports.append(r)
 
-    def run(self) -> LaunchResult:
-        executed = 0
-        cores = []
+    def core_name(self, gid: int) -> str:
+        return self.xcore.name(gid)
+
+    def make_cores(self) -> list["Core"]:
+        out = []
         for cid in range(self.blocks):
-            core = Core(self, cid)
-            executed += self.run_core(core)
-            cores.append(core)
+            if self.mix and self.core_type == "vector":
+                core = Core(self, cid, gid=self.gid_base + cid, group=cid // 2, sub=cid % 2)
+            else:
+                core = Core(self, cid, gid=self.gid_base + cid)
+            out.append(core)
+        self.xcore.add(out)
+        return out
+
+    def run(self) -> LaunchResult:
+        cores = self.make_cores()
+        executed = run_cores(cores)
         outputs = {}
         if self.functional:
             for name in self.gm.names:
                 outputs[name.lstrip("%")] = self.gm.array(name)
-        return LaunchResult(self.kernel.name, self.kernel.attributes[0] if self.kernel.attributes else "cube",
-                            self.blocks, [c.events for c in cores], self.gm, self.reports, executed, outputs)
+        return LaunchResult(self.kernel.name, self.core_type, self.blocks, [c.events for c in cores], self.gm,
+                            self.reports, executed, outputs)
 
-    def run_core(self, core: Core) -> int:
+    def run_core(self, core: Core) -> str:
+        """Run ``core`` from its pc until it ends (``'done'``) or waits for a cross-core flag (``'blocked'``)."""
         code = self.code
         n = len(code)
-        pc = 0
-        steps = 0
+        pc = core.pc
+        steps = core.steps
         try:
             while pc < n:
                 steps += 1
@@ -372,6 +459,9 @@ class Launch:
                                           f"{MAX_STEPS} instructions (endless loop?)", self.instrs[pc].span)
                 nxt = code[pc](core)
                 pc = pc + 1 if nxt is None else nxt
+        except Blocked:
+            core.pc, core.steps = pc, steps - 1
+            return "blocked"
         except UndefinedBehaviour as ub:
             self.report(core, pc, ub.message, stopped=True, notes=ub.notes + ["this core stopped here; results "
                                                                                "written before it are kept"])
@@ -380,7 +470,102 @@ class Launch:
             raise SimulationError(f"register {exc.args[0]} is read before it is written", ins.span,
                                   source_line=self.source_line(ins.span.line)) from None
         # waits left pending at the end are fine; sets never waited are fine (hardware leaves them set)
-        return steps
+        core.pc, core.steps = n, steps
+        return "done"
+
+
+def run_cores(cores: list[Core]) -> int:
+    """Run every core, switching to another core whenever one waits for a cross-core flag that no
+    core has set yet (cores of one type run in index order, as far as their flags allow); when
+    every unfinished core waits, each is reported as deadlocked and stopped."""
+    live = list(cores)
+    while live:
+        progressed = False
+        still = []
+        for core in live:
+            before = (core.pc, core.steps)
+            status = core.launch.run_core(core)
+            if (core.pc, core.steps) != before:
+                progressed = True
+            if status == "blocked":
+                still.append(core)
+        live = still
+        if live and not progressed:
+            for core in live:
+                launch = core.launch
+                ins = launch.instrs[core.pc]
+                flag = int(_getter(ins.operands[0])(core))
+                launch.report(core, core.pc, f"deadlock: wait_flag_dev {flag} can never be satisfied: no "
+                              f"ffts_cross_core_sync releases flag {flag} for this core, and every other core has "
+                              f"finished or waits too", stopped=True,
+                              notes=["this core stopped here; results written before it are kept"])
+            break
+    return sum(c.steps for c in cores)
+
+
+class CrossCore:
+    """Cross-core flags of one launch (CrossCoreSetFlag / CrossCoreWaitFlag [ASC-XCORE]).
+
+    Each (core, flag id) has a counter, kept as a FIFO of releases so that a wait knows which
+    set(s) released it: a set by mode 0 releases every core of the setter's type once all of
+    them have set; mode 1 the two vector cores of one AI core once both have set; mode 2 from a
+    cube core releases its two vector cores, from a vector core releases its cube core once both
+    vector cores have set. A release record is ``[(gid, eid, pipe clock row, remote knowledge)]``.
+    """
+
+    MAX_PENDING = 15
+
+    def __init__(self):
+        self.cores: list[Core] = []
+        self.fifo: dict[tuple[int, int], deque] = defaultdict(deque)
+        self.pending: dict[tuple, dict[int, deque]] = defaultdict(lambda: defaultdict(deque))
+
+    def add(self, cores: list[Core]) -> None:
+        self.cores.extend(cores)
+
+    def name(self, gid: int) -> str:
+        c = self.cores[gid]
+        return f"{c.kind} core {c.id}"
+
+    def _groups(self, core: Core, mode: int):
+        kind = core.kind
+        same = [c for c in self.cores if c.kind == kind]
+        if mode == 0:
+            return ("all", kind), same, same
+        if not core.launch.mix:
+            raise UndefinedBehaviour(f"ffts_cross_core_sync mode {mode} joins a cube core and its vector cores: it "
+                                     f"needs a mix kernel (.mix), not a {kind}-only launch")
+        aivs = [c for c in self.cores if c.kind == "vector" and c.group == core.group]
+        aic = [c for c in self.cores if c.kind == "cube" and c.group == core.group]
+        if mode == 1:
+            if kind != "vector":
+                raise UndefinedBehaviour("ffts_cross_core_sync mode 1 synchronises the two vector cores of an AI core; "
+                                         "a cube core cannot use it")
+            return ("aiv", core.group), aivs, aivs
+        if mode == 2:
+            if kind == "cube":
+                return ("c2v", core.group), aic, aivs
+            return ("v2c", core.group), aivs, aic
+        raise UndefinedBehaviour(f"ffts_cross_core_sync mode {mode} is not 0, 1 or 2")
+
+    def set(self, core: Core, mode: int, flag: int, record) -> None:
+        key, setters, receivers = self._groups(core, mode)
+        pend = self.pending[key + (flag,)]
+        pend[core.gid].append(record)
+        if all(pend[c.gid] for c in setters):
+            rel = [pend[c.gid].popleft() for c in setters]
+            for r in receivers:
+                q = self.fifo[(r.gid, flag)]
+                if len(q) >= self.MAX_PENDING:
+                    raise UndefinedBehaviour(f"ffts_cross_core_sync: flag {flag} of {self.name(r.gid)} already has "
+                                             f"{len(q)} releases not yet waited for (at most {self.MAX_PENDING})")
+                q.append(rel)
+
+    def take(self, core: Core, flag: int):
+        q = self.fifo.get((core.gid, flag))
+        if not q:
+            return None
+        return q.popleft()
 
 
 # ----------------------------------------------------------------------------------------------
@@ -559,6 +744,8 @@ def _compile_body(ins, idx, launch, spec, gets):
         args = [g(c) for g in gets]
         work, reads, writes = impl(c, args)
         c.race(pipe, idx, reads, writes)
+        if c.functional and work[0] == "move" and work[3] is not None:
+            c.gm_race(pipe, idx, work[3], work[1].endswith("->gm"))
         ev = c.emit(idx, pipe, "op", name, work)
         if fam == "mad":
             ev.unit_flag = int(args[6])
@@ -585,8 +772,49 @@ def _compile_body(ins, idx, launch, spec, gets):
     return run
 
 
+def _compile_xsync(ins, idx, launch, gets):
+    op = ins.opcode
+    if op == "ffts_cross_core_sync":
+        pipe = PIPE_NAMES[ins.operands[0].name]
+        if pipe in ("S", "ALL"):
+            raise SimulationError("ffts_cross_core_sync runs on a pipe other than PIPE_S and PIPE_ALL", ins.span)
+        gmode, gflag = gets[1], gets[2]
+        p = PIPE_INDEX[pipe]
+
+        def run(c):
+            c.scal += 1
+            mode, flag = int(gmode(c)), int(gflag(c))
+            if not 0 <= flag <= 10:
+                raise UndefinedBehaviour(f"cross-core flag id {flag} is outside 0..10")
+            c.hz.tick(p)
+            e = c.emit(idx, pipe, "xset", "ffts_cross_core_sync", key=(mode, flag))
+            snap = c.hz.vc[p].copy()
+            c.launch.xcore.set(c, mode, flag, (c.gid, e.eid, snap, {k: v.copy() for k, v in c.remote.items()}))
+        return run
+    gflag = gets[0]
+
+    def run(c):
+        flag = int(gflag(c))
+        if not 0 <= flag <= 10:
+            raise UndefinedBehaviour(f"cross-core flag id {flag} is outside 0..10")
+        rel = c.launch.xcore.take(c, flag)
+        if rel is None:
+            raise Blocked()
+        c.scal += 1
+        for gid, _eid, snap, remote in rel:
+            for k, v in list(remote.items()) + [(gid, snap)]:
+                if k == c.gid:
+                    continue
+                old = c.remote.get(k)
+                c.remote[k] = v.copy() if old is None else np.maximum(old, v)
+        c.emit(idx, "S", "xwait", "wait_flag_dev", key=flag, pair=[(gid, eid) for gid, eid, _, _ in rel])
+    return run
+
+
 def _compile_sync(ins, idx, launch, gets):
     op = ins.opcode
+    if op in ("ffts_cross_core_sync", "wait_flag_dev"):
+        return _compile_xsync(ins, idx, launch, gets)
     if op == "pipe_barrier":
         pipe = PIPE_NAMES[ins.operands[0].name]
 
@@ -657,6 +885,11 @@ def launch_kernel(module: ir.Module, machine: AscendModel, *, kernel: str | None
     kernels = module.kernels
     if not kernels:
         raise InputError("the file has no kernel", Span(module.path or "<text>"))
+    mixes = mix_kernels(module)
+    if kernel is None and mixes and len(kernels) == 2 * len(mixes) and len(mixes) == 1:
+        kernel = next(iter(mixes))
+    if kernel in mixes:
+        return _launch_mix(module, machine, kernel, mixes[kernel], inputs or {}, cores, functional)
     if kernel is None:
         if len(kernels) > 1:
             raise InputError(f"the file has {len(kernels)} kernels; choose one with --kernel",
@@ -671,3 +904,49 @@ def launch_kernel(module: ir.Module, machine: AscendModel, *, kernel: str | None
             raise InputError(f"--cores must be at least 1, got {cores}")
         n = min(n, cores)
     return Launch(module, k, machine, inputs or {}, n, functional).run()
+
+
+def mix_kernels(module: ir.Module) -> dict[str, tuple[ir.Function, ir.Function]]:
+    """``.mix NAME CUBE_KERNEL VECTOR_KERNEL`` directives: a mix kernel's two code segments."""
+    out = {}
+    for item in module.items:
+        if isinstance(item, ir.Directive) and item.name == "mix":
+            words = item.args.split()
+            if len(words) != 3:
+                raise InputError(".mix takes a name, the cube kernel and the vector kernel: "
+                                 "'.mix NAME CUBE_KERNEL VECTOR_KERNEL'", item.span)
+            name, aic, aiv = words
+            fa, fv = module.function(aic), module.function(aiv)
+            if fa.attributes != ("cube",) or fv.attributes != ("vector",):
+                raise InputError(f".mix {name}: '{aic}' must be a .cube kernel and '{aiv}' a .vector kernel", item.span)
+            pa = [(p.space, p.type, p.name, p.dims) for p in fa.params]
+            pv = [(p.space, p.type, p.name, p.dims) for p in fv.params]
+            if pa != pv:
+                raise InputError(f".mix {name}: '{aic}' and '{aiv}' must declare the same parameters (one GM for both)",
+                                 fv.span)
+            out[name] = (fa, fv)
+    return out
+
+
+def _launch_mix(module, machine, name, pair, inputs, cores, functional) -> LaunchResult:
+    """AIC:AIV = 1:2 [ASC-ARCH]: ``n`` cube cores (all, or ``cores``) and ``2n`` vector cores, one GM."""
+    fa, fv = pair
+    n = machine.cube_cores
+    if cores is not None:
+        if cores < 1:
+            raise InputError(f"--cores must be at least 1, got {cores}")
+        n = min(n, cores)
+    xcore = CrossCore()
+    aic = Launch(module, fa, machine, inputs, n, functional, xcore=xcore, gid_base=0, mix=True)
+    aiv = Launch(module, fv, machine, inputs, 2 * n, functional, gm=aic.gm, xcore=xcore, gid_base=n, mix=True)
+    if functional:
+        aic.gm.track()
+    all_cores = aic.make_cores() + aiv.make_cores()
+    executed = run_cores(all_cores)
+    outputs = {}
+    if functional:
+        for pname in aic.gm.names:
+            outputs[pname.lstrip("%")] = aic.gm.array(pname)
+    return LaunchResult(name, "mix", n, [c.events for c in all_cores], aic.gm, aic.reports + aiv.reports, executed,
+                        outputs, core_types=[c.kind for c in all_cores],
+                        core_kernels=[c.launch.kernel.name for c in all_cores], vector_blocks=2 * n)

@@ -59,6 +59,7 @@ class AscendModel:
     flag_latency: int
     peak_f16_flops: float
     peak_s8_ops: float
+    cross_core_latency: int = 100
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
     def cores(self, core_type: str) -> int:
@@ -121,5 +122,6 @@ def load_machine(name_or_path: str) -> AscendModel:
         hbm_bytes_per_cycle=float(d["gm"]["hbm_bytes_per_s"]) / float(d["clock"]["hz"]),
         l2_bytes=int(d["gm"]["l2_bytes"]), gm_line=int(d["gm"]["line_bytes"]),
         issue_cycles=d["scalar"]["issue_cycles"], queue_depth=d["scalar"]["queue_depth"],
-        flag_latency=d["scalar"]["flag_latency"], peak_f16_flops=float(d["peak"]["cube_f16_flops"]),
+        flag_latency=d["scalar"]["flag_latency"],
+        cross_core_latency=d["scalar"].get("cross_core_latency", 100), peak_f16_flops=float(d["peak"]["cube_f16_flops"]),
         peak_s8_ops=float(d["peak"]["cube_s8_ops"]), sources=src)

@@ -34,5 +34,6 @@ def run_module(module: ir.Module, machine: AscendModel, *, kernel: str | None = 
                cores: int | None = None, functional: bool = True, trace: bool = False) -> RunResult:
     launch = launch_kernel(module, machine, kernel=kernel, inputs=inputs, cores=cores, functional=functional)
     total = gm_traffic(launch.events)
-    timing = simulate(launch.events, machine, gm_bytes=total, gm_unique=launch.gm.footprint(), trace=trace)
+    timing = simulate(launch.events, machine, gm_bytes=total, gm_unique=launch.gm.footprint(), trace=trace,
+                      core_types=launch.core_types)
     return RunResult(launch, timing)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from isa.ascend.opcodes import PIPES
-from isa.errors import InputError
+from isa.errors import InputError, SimulationError
 
 from .l2 import L2
 from .machine import AscendModel
@@ -80,6 +80,7 @@ class TimingResult:
     l2_hit_rate: float = 0.0          # of GM bytes read
     hbm_read_bytes: int = 0           # GM reads that missed L2
     hbm_writeback_bytes: int = 0      # dirty L2 data written back during the kernel
+    utilization_by_kind: dict = field(default_factory=dict)   # mix launches: {'cube': {pipe: u}, 'vector': ...}
 
 
 def ub_bank_cycles(reads: list[np.ndarray], writes: list[np.ndarray], m: AscendModel) -> np.ndarray:
@@ -164,8 +165,11 @@ class _CoreRun:
     flows: list
 
 
-def _schedule(core: int, events, m: AscendModel, price: Pricer, waits: dict | None, trace: bool) -> _CoreRun:
-    """One core's events through the scalar unit and its in-order pipe queues."""
+def _schedule(core: int, events, m: AscendModel, price: Pricer, waits: dict | None, trace: bool, xtime: dict,
+              xslice: dict):
+    """One core's events through the scalar unit and its in-order pipe queues (a generator: it
+    yields while a cross-core wait needs the time of a set another core has not reached yet, and
+    returns a :class:`_CoreRun`). ``xtime`` maps (core, eid) of every cross-core set to its time."""
     busy = defaultdict(float)
     slices: list[Slice] = []
     flows = []
@@ -193,7 +197,13 @@ def _schedule(core: int, events, m: AscendModel, price: Pricer, waits: dict | No
             continue
         if p == "S":
             start = t_s
-            if kind == "wait":
+            if kind == "xwait":
+                while any(k not in xtime for k in ev.pair):
+                    yield
+                t_s = max(t_s, max(xtime[k] for k in ev.pair) + m.cross_core_latency)
+                if waits is not None:
+                    _wait(waits, ev, t_s - start)
+            elif kind == "wait":
                 t_s = max(t_s, set_time[ev.pair] + lat)
                 if waits is not None:
                     _wait(waits, ev, t_s - start)
@@ -207,7 +217,7 @@ def _schedule(core: int, events, m: AscendModel, price: Pricer, waits: dict | No
             if trace:
                 s = Slice(core, p, start, t_s, ev.name, ev.idx, ev.eid, kind)
                 slices.append(s)
-                _link(s, ev, set_slice, flows)
+                _link(s, ev, set_slice, flows, xslice)
             continue
         st = starts[p]
         if len(st) >= depth and st[-depth] > t_s:
@@ -226,6 +236,9 @@ def _schedule(core: int, events, m: AscendModel, price: Pricer, waits: dict | No
         elif kind == "set":
             end = start
             set_time[ev.eid] = start
+        elif kind == "xset":
+            end = start
+            xtime[(core, ev.eid)] = start
         elif kind == "wait":
             end = max(start, set_time[ev.pair] + lat)
             if waits is not None:
@@ -238,11 +251,16 @@ def _schedule(core: int, events, m: AscendModel, price: Pricer, waits: dict | No
         if trace:
             s = Slice(core, p, start, end, ev.name, ev.idx, ev.eid, kind)
             slices.append(s)
-            _link(s, ev, set_slice, flows)
+            _link(s, ev, set_slice, flows, xslice)
     return _CoreRun(max([t_s] + list(free.values())), busy, start_of, end_of, slices, flows)
 
 
-def simulate(events_per_core, m: AscendModel, *, gm_bytes: int = 0, gm_unique: int = 0, trace: bool = False) -> TimingResult:
+#: pipes of each kind of core of a mix launch (utilisation is over the cores that have the pipe)
+KIND_PIPES = {"cube": ("S", "M", "MTE1", "MTE2", "MTE3", "FIX"), "vector": ("S", "V", "MTE2", "MTE3")}
+
+
+def simulate(events_per_core, m: AscendModel, *, gm_bytes: int = 0, gm_unique: int = 0, trace: bool = False,
+             core_types: list[str] | None = None) -> TimingResult:
     """Schedule every core's events.
 
     Two passes: the first prices every GM byte as an L2 hit and gives each transfer its start
@@ -258,8 +276,8 @@ def simulate(events_per_core, m: AscendModel, *, gm_bytes: int = 0, gm_unique: i
     share = m.hbm_bytes_per_cycle / n_gm
     first = Pricer(m, share, with_l2=False)
     order = []
-    for core, events in enumerate(events_per_core):
-        run = _schedule(core, events, m, first, None, False)
+    for core, run in enumerate(_schedule_all(events_per_core, m, first, None, False)):
+        events = events_per_core[core]
         for ev in events:
             if _is_gm_move(ev):
                 order.append((run.start_of[ev.eid], run.end_of[ev.eid], core, ev.eid))
@@ -289,32 +307,81 @@ def simulate(events_per_core, m: AscendModel, *, gm_bytes: int = 0, gm_unique: i
     core_cycles = []
     slices: list[Slice] = []
     flows = []
-    for core, events in enumerate(events_per_core):
-        run = _schedule(core, events, m, price, waits, trace)
+    runs_busy = []
+    for run in _schedule_all(events_per_core, m, price, waits, trace):
+        runs_busy.append(run.busy)
         for k, v in run.busy.items():
             busy[k] += v
         core_cycles.append(run.cycles)
         slices.extend(run.slices)
         flows.extend(run.flows)
     cycles = max(core_cycles) if core_cycles else 0.0
-    util = {p: (busy[p] / (cycles * n) if cycles else 0.0) for p in PIPES}
+    by_kind = {}
+    if core_types:
+        for kind, pipes in KIND_PIPES.items():
+            idx = [i for i, k in enumerate(core_types) if k == kind]
+            kb = defaultdict(float)
+            for i in idx:
+                for q, v in runs_busy[i].items():
+                    kb[q] += v
+            by_kind[kind] = {q: (kb[q] / (cycles * len(idx)) if cycles and idx else 0.0) for q in pipes}
+        util = {p: max((by_kind[k].get(p, 0.0) for k in by_kind), default=0.0) for p in PIPES}
+    else:
+        util = {p: (busy[p] / (cycles * n) if cycles else 0.0) for p in PIPES}
     return TimingResult(cycles, cycles / m.hz, core_cycles, {p: busy[p] for p in PIPES}, util, waits, gm_bytes,
                         gm_unique, share, slices, flows, l2_hit_rate=l2.hit_rate, hbm_read_bytes=l2.miss_bytes,
-                        hbm_writeback_bytes=l2.writeback_bytes)
+                        hbm_writeback_bytes=l2.writeback_bytes, utilization_by_kind=by_kind)
+
+
+def _schedule_all(events_per_core, m, price, waits, trace) -> list[_CoreRun]:
+    """Every core's schedule; cores take turns where cross-core flags make one wait for another."""
+    xtime: dict = {}
+    xslice: dict = {}
+    gens = [_schedule(core, events, m, price, waits, trace, xtime, xslice)
+            for core, events in enumerate(events_per_core)]
+    runs: list = [None] * len(gens)
+    live = list(range(len(gens)))
+    while live:
+        progressed = False
+        still = []
+        for i in live:
+            before = len(xtime)
+            try:
+                next(gens[i])
+                still.append(i)
+            except StopIteration as stop:
+                runs[i] = stop.value
+                progressed = True
+            progressed |= len(xtime) != before
+        if still and not progressed:
+            raise SimulationError("timing: cross-core waits with no reachable set (the functional run "
+                                  "should have reported a deadlock)")
+        live = still
+    return runs
 
 
 def _wait(waits, ev, cycles):
-    src, dst, e = ev.key
-    w = waits.setdefault(FLAG_NAME.format(src, dst, e), {"wait_cycles": 0.0, "waits": 0})
+    if ev.kind == "xwait":
+        name = f"cross-core flag {ev.key}"
+    else:
+        src, dst, e = ev.key
+        name = FLAG_NAME.format(src, dst, e)
+    w = waits.setdefault(name, {"wait_cycles": 0.0, "waits": 0})
     w["wait_cycles"] += cycles
     w["waits"] += 1
 
 
-def _link(s: Slice, ev, set_slice, flows):
+def _link(s: Slice, ev, set_slice, flows, xslice=None):
     if ev.kind == "set":
         set_slice[ev.eid] = s
     elif ev.kind == "wait" and ev.pair in set_slice:
         flows.append((set_slice.pop(ev.pair), s))
+    elif ev.kind == "xset" and xslice is not None:
+        xslice[(s.core, ev.eid)] = s
+    elif ev.kind == "xwait" and xslice is not None:
+        for k in ev.pair:
+            if k in xslice:
+                flows.append((xslice[k], s))
 
 
 def _is_gm_move(ev) -> bool:

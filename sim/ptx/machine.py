@@ -267,6 +267,18 @@ class LaunchState:
                 self.infos.append(describe(ins))
             except Exception:  # noqa: BLE001 - unknown facts do not stop simulation
                 self.infos.append(None)
+        from .completion import ASYNC_OPCODES, Async
+
+        self.asyncs = Async(self) if any(c in ASYNC_OPCODES for c, _ in self.canon) else None
+        self.wgmma_accumulators = set()
+        for info in self.funcs:
+            self.cur = info
+            for ins in info.fn.instructions:
+                if ins.opcode == "wgmma" and ins.operands and isinstance(ins.operands[0], ir.Vector) \
+                        and "mma_async" in ins.modifiers:
+                    self.wgmma_accumulators.update(self.reg_key(e.name, ins.scope) for e in ins.operands[0].elements
+                                                   if isinstance(e, ir.Register))
+        self.cur = self.funcs[0]
         from .ops import build
 
         self.prog = []
@@ -751,6 +763,8 @@ class LaunchState:
                 self._check_written(pc, written, flat, esize, nelem, lanes, a)
             if sp == "shared" and self.tags is not None:
                 self._check_race(pc, flat, width, lanes, a)
+            if sp == "shared" and self.asyncs is not None and self.asyncs.any_inflight:
+                self._async_generic(pc, flat, width, lanes, a, False)
             self._account(pc, sp, "load", lanes, a, width)
             return lanes, vals
         out_lanes = []
@@ -761,6 +775,8 @@ class LaunchState:
                 self._check_written(pc, written, flat, esize, nelem, lanes[sel], a)
             if sp == "shared" and self.tags is not None:
                 self._check_race(pc, flat, width, lanes[sel], a)
+            if sp == "shared" and self.asyncs is not None and self.asyncs.any_inflight:
+                self._async_generic(pc, flat, width, lanes[sel], a, False)
             self._account(pc, sp, "load", lanes[sel], a, width)
             out_lanes.append(lanes[sel])
             out_vals.append(v)
@@ -834,7 +850,21 @@ class LaunchState:
                 mark_written(written, flat, esize, nelem)
             if sp == "shared" and self.tags is not None:
                 self.tag_writes(flat, width, lanes if sel is None else lanes[sel])
+            if sp == "shared" and self.asyncs is not None:
+                self._async_generic(pc, flat, width, lanes if sel is None else lanes[sel], a, True)
             self._account(pc, sp, "store", lanes if sel is None else lanes[sel], a, width)
+
+    def _async_generic(self, pc, flat, width, lanes, addr, store: bool) -> None:
+        """A generic-proxy shared access in a kernel with asynchronous operations."""
+        a = self.asyncs
+        if a.any_inflight:
+            a.check_generic(pc, flat, width, lanes, addr, store)
+        if store:
+            a.dirty[flat[:, None] + np.arange(width)] = True
+
+    def global_write(self, pc: int, flat: np.ndarray, vals: np.ndarray, lanes: np.ndarray) -> None:
+        """Bytes ``vals`` [n, w] land at global flat indices ``flat`` [n, w] (an async copy completing)."""
+        self.gmem.data[flat] = vals
 
     def _account(self, pc: int, space: str, kind: str, lanes: np.ndarray, addr: np.ndarray, width: int) -> None:
         if space == "callparam":
@@ -1024,6 +1054,8 @@ class LaunchState:
         self.parked_ids = set()      # id() of parked stack entries (not runnable siblings)
         self.commit_groups = 0
         self.warp_seq = np.zeros(self.T // WARP, np.int64)   # per warp: events emitted so far
+        if self.asyncs is not None:
+            self.asyncs.reset()
 
     def _run_batch(self, start: int) -> None:
         self._reset_batch(start)
@@ -1035,6 +1067,13 @@ class LaunchState:
         pct = self.pc_threads
         max_steps = self.max_steps
         listen = bool(self.all_listeners)
+        try:
+            self._loop(stack, prog, n, pcw, pct, max_steps, listen)
+        finally:
+            if self.asyncs is not None:
+                self.asyncs.finish()
+
+    def _loop(self, stack, prog, n, pcw, pct, max_steps, listen) -> None:
         while stack:
             top = stack[-1]
             pc = top[0]
@@ -1064,6 +1103,29 @@ class LaunchState:
                                               f"stopped after {self.steps} steps (max_steps={max_steps})"))
                 self.aborted = True
                 return
+
+    _spin = None
+
+    def spin_reset(self) -> None:
+        self._spin = None
+
+    def spin(self, stack: list, top: list, progress: int, patience: int = 0) -> bool:
+        """A wait (``mbarrier.try_wait``) failed for every thread of ``top``. If another path of
+        the divergence stack can run (disjoint threads, not parked at a barrier), the top path and
+        everything pushed after that sibling move below it, so the sibling runs next; True. False
+        when nothing can change what is waited for (no sibling, or paths took turns failing with
+        no progress): a deadlock."""
+        mark, count = self._spin or (None, 0)
+        count = count + 1 if mark == progress else 1
+        self._spin = (progress, count)
+        if count > 2 * len(stack) + 4 + patience:
+            return False
+        for j in range(len(stack) - 2, -1, -1):
+            e = stack[j]
+            if e[3] and id(e) not in self.parked_ids and not (e[2] & top[2]).any():
+                stack[j:] = stack[j + 1:] + [e]
+                return True
+        return count <= patience
 
     def entry(self, pc: int, rpc: int, mask: np.ndarray) -> list:
         """A stack entry: [pc, reconvergence pc, mask, active threads, active warps, mask argument]."""

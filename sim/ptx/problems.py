@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 #: kinds of problem the simulator reports
 KINDS = ("out_of_bounds", "misaligned", "uninitialized_shared", "barrier_divergence", "max_steps",
-         "shared_race", "null_pointer")
+         "shared_race", "null_pointer", "async_race", "global_race", "deadlock")
 
 
 @dataclass(frozen=True)

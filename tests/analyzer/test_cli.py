@@ -53,7 +53,7 @@ def test_json_has_the_listed_keys(corpus, capsys):
     assert k["dynamic"]["flops"]["exact"] is False and "value" in k["dynamic"]["instructions"]
     assert k["loops"][0]["trip_count"] == 511 and k["loops"][0]["exact"] is True
     assert k["expectations"] == [{"expectation": "ld.global>=10", "name": "ld.global", "op": ">=", "count": 10,
-                                  "found": 10, "result": "pass", "lines": k["expectations"][0]["lines"],
+                                  "found": 10, "result": "pass", "level": "ptx", "lines": k["expectations"][0]["lines"],
                                   "nearest": []}]
     assert len(k["expectations"][0]["lines"]) == 10
     assert k["registers"]["declared"] == {"b32": 32, "b64": 34, "f32": 30, "pred": 9}

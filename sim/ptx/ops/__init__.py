@@ -50,7 +50,65 @@ def build(M, pc: int, ins: ir.Instruction):
     res = b(M, pc, ins, canon, frozenset(mods), mods)
     if isinstance(res, tuple):
         return res
+    acc = getattr(M, "wgmma_accumulators", None)
+    if acc and canon != "wgmma.mma_async":
+        res = _accumulator_check(M, pc, ins, acc, res)
     return 0, _guarded(M, ins, res)
+
+
+def _registers(op):
+    if isinstance(op, ir.Register):
+        yield op
+    elif isinstance(op, (ir.Vector, ir.OperandList)):
+        for e in (op.elements if isinstance(op, ir.Vector) else op.items):
+            yield from _registers(e)
+    elif isinstance(op, ir.Address) and isinstance(op.base, ir.Register):
+        yield op.base
+    elif isinstance(op, ir.Negated):
+        yield from _registers(op.operand)
+
+
+def _accumulator_check(M, pc, ins, acc, f):
+    """Wrap an instruction that reads or writes a ``wgmma`` accumulator register: touching it
+    while the wgmma that writes it is in flight (before ``wgmma.wait_group``) is an ``async_race``."""
+    keys = []
+    for o in ins.operands:
+        for r in _registers(o):
+            try:
+                k = M.reg_key(r.name, ins.scope)
+            except Exception:  # noqa: BLE001 - special registers and symbols
+                continue
+            if k in acc:
+                keys.append((k, r.name))
+    if not keys:
+        return f
+    import numpy as np
+
+    def run(m):
+        A = M.asyncs
+        if A.wg:
+            for k, name in keys:
+                v = A.wg_inflight_warps(k)
+                if v is None:
+                    continue
+                act = np.ones(M.T // 32, bool) if m is None else m.reshape(-1, 32).any(axis=1)
+                bad = act & v
+                if bad.any():
+                    w = np.flatnonzero(bad)
+                    lanes = w * 32 if m is None else np.array([int(np.flatnonzero(m[x * 32:(x + 1) * 32])[0]) + x * 32
+                                                                for x in w[:8]])
+                    rec = next((r for r in A.wg if not r[6] and k in r[0].keys), None)
+                    at = ""
+                    if rec is not None:
+                        wi = M.instructions[rec[5]]
+                        src = M.source_of(wi)
+                        at = f" at line {wi.span.line}" + (f" ({src})" if src else "")
+                    M.report("async_race", pc, lanes, f"{ins.full_opcode} uses {name}, an accumulator of the "
+                             f"wgmma.mma_async{at} that has not completed (no wgmma.wait_group covers it yet): "
+                             f"it reads the value from before that wgmma")
+                    break
+        f(m)
+    return run
 
 
 def _guarded(M, ins: ir.Instruction, f):

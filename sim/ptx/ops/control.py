@@ -348,8 +348,28 @@ def _barrier_control(M, pc, ins, G, bid, id_src):
     return barrier
 
 
-@op("bar.warp.sync", "membar", "fence", "fence.proxy.async", "fence.proxy.tensormap", "nanosleep", "setmaxnreg",
-    "griddepcontrol", "pmevent", "wgmma.fence", "wgmma.commit_group", "tcgen05.fence", "fence.mbarrier_init",
+@op("fence", "membar", "fence.proxy.async")
+def _fence(M, pc, ins, canon, ms, mods):
+    """``fence.proxy.async.shared::cta;``: this CTA's generic-proxy writes to shared memory become
+    visible to the async proxy (wgmma operands, bulk-copy sources). ``membar.gl;``,
+    ``fence.sc.gpu;``, ``fence.acq_rel.gpu;``: memory fences (:mod:`sim.ptx.order`)."""
+    if "proxy" in ms:
+        if "async" not in ms and canon != "fence.proxy.async" or M.asyncs is None:
+            return lambda m: None
+
+        def proxy(m):
+            lanes = M.lanes_of(m)
+            if len(lanes):
+                M.asyncs.fence_proxy(lanes)
+        return proxy
+    order = getattr(M, "order", None)
+    if order is None:
+        return lambda m: None
+    return order.fence_op(pc, canon, ms)
+
+
+@op("bar.warp.sync", "fence.proxy.tensormap", "nanosleep", "setmaxnreg",
+    "griddepcontrol", "pmevent", "wgmma.fence", "tcgen05.fence", "fence.mbarrier_init",
     "fence.proxy.alias", "fence.acq_rel", "fence.sc")
 def _noop(M, pc, ins, canon, ms, mods):
     return lambda m: None

@@ -6,8 +6,9 @@
     cp.async.cg.shared.global [%r18], [%rd12], 16;        cp.async.ca.shared.global [%r40], [%rd33], 0x8, %r41;
 
 Atomics run in a deterministic order: thread order in the launch (lane order within a warp,
-warps in order, CTAs in order). ``cp.async`` copies at issue (zero-filling past ``src-size``);
-``commit_group``/``wait_group`` then have nothing left to wait for.
+warps in order, CTAs in order). ``cp.async`` reads its source at issue (zero-filling past
+``src-size``) and writes shared memory when it completes (:mod:`sim.ptx.completion`): at the
+``cp.async.wait_group``/``wait_all`` that covers its group, or the mbarrier wait it is tracked by.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 from isa import ir
 
 from ..dtypes import UINT, compute_dtype, nbytes, types_of
+from ..completion import Op
 from ..memory import gather, mark_written, scatter
 from . import not_implemented, op
 
@@ -323,22 +325,181 @@ def _cp_async(M, pc, ins, canon, ms, mods):
                     raw[k, :size] = data[flat[:, None] + np.arange(size)]
                     M._account(pc, sp, "load", lanes[k], a, int(size))
         keep = np.flatnonzero(ok)
+        A = M.asyncs
         for sp, data, written, sel, flat, a in M.resolve(pc, "shared", lanes[keep], dst[keep], cp, "store"):
             k = keep if sel is None else keep[sel]
-            scatter(data, flat, vals[k], e)
-            if written is not None:
-                mark_written(written, flat, e, n)
-            if M.tags is not None:
-                M.tag_writes(flat, cp, lanes[k])
+            ln = lanes[k]
+            raw = np.ascontiguousarray(vals[k]).view(np.uint8).reshape(len(k), cp)
+            A.issue(Op("cp.async", pc, ln, A.cp_commits[ln].copy(), ("shared", flat[:, None] + np.arange(cp)),
+                       raw, None))
             M.bytes_store[sp] = M.bytes_store.get(sp, 0) + len(k) * cp
             if M.mem_listeners:
-                M.emit(pc, lanes[k], space=sp, kind="async_store", width=cp, addresses=a)
+                M.emit(pc, ln, space=sp, kind="async_store", width=cp, addresses=a)
     return run
 
 
-@op("cp.async.commit_group", "cp.async.wait_group", "cp.async.wait_all", "cp.async.mbarrier.arrive",
-    "prefetch", "prefetchu", "applypriority", "discard", "cp.async.bulk.commit_group",
-    "cp.async.bulk.wait_group", "cp.async.bulk.wait_group.read")
+def _int_operand(ins, k: int, default: int = 0) -> int:
+    ops = list(ins.operands)
+    return int(ops[k].value) if len(ops) > k and isinstance(ops[k], ir.Immediate) else default
+
+
+@op("cp.async.commit_group", "cp.async.bulk.commit_group")
+def _commit(M, pc, ins, canon, ms, mods):
+    """``cp.async.commit_group;``: the thread's uncommitted copies become its newest group."""
+    def run(m):
+        c = M.asyncs.cp_commits if canon == "cp.async.commit_group" else M.asyncs.bulk_commits
+        if m is None:
+            c += 1
+        else:
+            c[m] += 1
+    return run if M.asyncs is not None else (lambda m: None)
+
+
+@op("cp.async.wait_group", "cp.async.wait_all", "cp.async.bulk.wait_group")
+def _wait_group(M, pc, ins, canon, ms, mods):
+    """``cp.async.wait_group 1;``: every group but the newest one completes (its writes land)."""
+    n = None if canon == "cp.async.wait_all" else _int_operand(ins, 0)
+    which = "cp.async" if canon.startswith("cp.async.w") else "bulk"
+    read = "read" in ms
+
+    def run(m):
+        lanes = M.lanes_of(m)
+        if len(lanes) == 0 or not M.asyncs.ops:
+            return
+        if read:
+            M.asyncs.wait_read(pc, lanes, n)
+        else:
+            M.asyncs.wait_cp(pc, lanes, n, which)
+    return run if M.asyncs is not None else (lambda m: None)
+
+
+def _mbar_slots(M, pc, m, afn, lanes, create=False):
+    """(lanes, mbarrier slots) of the threads in ``lanes``; bad addresses are reported and dropped."""
+    addr = afn(None if m is None else lanes)
+    out_l, out_s = [], []
+    for sp, data, written, sel, flat, a in M.resolve(pc, "shared", lanes, addr, 8, "atomic"):
+        ln = lanes if sel is None else lanes[sel]
+        out_l.append(ln)
+        out_s.append(M.asyncs.mbar.slots(flat, create))
+    if not out_l:
+        return lanes[:0], np.zeros(0, np.int64)
+    ln, sl = np.concatenate(out_l), np.concatenate(out_s)
+    bad = sl < 0
+    if bad.any():
+        i = np.flatnonzero(bad)
+        M.report("uninitialized_shared", pc, ln[i], "mbarrier operation on a shared word that mbarrier.init never "
+                 "initialised", addresses=addr[i] if len(addr) == len(bad) else None)
+        ln, sl = ln[~bad], sl[~bad]
+    return ln, sl
+
+
+@op("cp.async.mbarrier.arrive")
+def _cp_async_arrive(M, pc, ins, canon, ms, mods):
+    """``cp.async.mbarrier.arrive.noinc.shared.b64 [%r1];``: an arrive-on the mbarrier fires when
+    every prior cp.async of the thread has completed; without ``.noinc`` the pending count is
+    raised by one first, so the arrive is not one of the phase's expected arrivals."""
+    _, afn = M.address(ins.operands[0], ins)
+    noinc = "noinc" in ms
+
+    def run(m):
+        lanes = M.lanes_of(m)
+        if len(lanes) == 0:
+            return
+        A = M.asyncs
+        lanes, s = _mbar_slots(M, pc, m, afn, lanes)
+        if len(lanes) == 0:
+            return
+        if not noinc:
+            np.add.at(A.mbar.pending, s, 1)
+        per = np.full(M.T, -1, np.int64)
+        per[lanes] = s
+        for o in A.ops:
+            if o.op == "cp.async" and not o.done:
+                mine = per[o.lanes]
+                if (mine >= 0).any():
+                    o.mbar = np.where(mine >= 0, mine, o.mbar if o.mbar is not None else -1)
+        A.issue(Op("cp.async", pc, lanes, A.cp_commits[lanes].copy(), None, None, None, mbar=s, arrive=True,
+                   noinc=noinc))
+    return run
+
+
+# ---------------------------------------------------------------------------------- bulk copies
+@op("cp.async.bulk")
+def _bulk(M, pc, ins, canon, ms, mods):
+    """``cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], %r2, [%r3];``
+    (global -> shared, complete_tx on the mbarrier when it lands) and
+    ``cp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r1], %r2;`` (shared -> global, a bulk group)."""
+    ops = list(ins.operands)
+    spaces = [m.split("::")[0] for m in mods if m.split("::")[0] in ("shared", "global")]
+    dst_space, src_space = (spaces + ["shared", "global"])[:2]
+    _, dfn = M.address(ops[0], ins)
+    _, sfn = M.address(ops[1], ins)
+    size = M.src(ops[2], "u32", ins)
+    mfn = M.address(ops[3], ins)[1] if len(ops) > 3 and isinstance(ops[3], ir.Address) else None
+    return _bulk_run(M, pc, ins, dst_space, src_space, dfn, sfn, size, mfn, "cp.async.bulk")
+
+
+def _bulk_run(M, pc, ins, dst_space, src_space, dfn, sfn, size, mfn, name, source=None):
+    def run(m):
+        lanes = M.lanes_of(m)
+        if len(lanes) == 0:
+            return
+        A = M.asyncs
+        sub = None if m is None else lanes
+        sizes = np.broadcast_to(np.asarray(size()).astype(np.int64), (M.T,))[lanes]
+        slots = None
+        if mfn is not None:
+            lanes_m, slots_m = _mbar_slots(M, pc, m, mfn, lanes)
+            per = np.full(M.T, -1, np.int64)
+            per[lanes_m] = slots_m
+        dst_all = dfn(sub)
+        src_all = sfn(sub) if source is None else None
+        for n in np.unique(sizes):
+            n = int(n)
+            k = np.flatnonzero(sizes == n)
+            if n <= 0:
+                continue
+            if n % 16:
+                M.report("misaligned", pc, lanes[k], f"{ins.full_opcode}: size {n} is not a multiple of 16")
+                continue
+            ln = lanes[k]
+            if source is None:
+                got = M.resolve(pc, src_space, ln, src_all[k], n, "load", align=16)
+                if not got:
+                    continue
+                sp, data, _, sel, flat, a = got[0]
+                kk = np.arange(len(k)) if sel is None else sel
+                sidx = flat[:, None] + np.arange(n)
+                vals = data[sidx]
+                reads = None
+                if sp == "shared":
+                    A.check_async_read(pc, sidx, ln[kk], ins.full_opcode)
+                    reads = (flat, flat + n)
+                M._account(pc, sp, "load", ln[kk], a, n)
+            else:
+                kk, vals, reads = source(ln, n)
+            ln2 = ln[kk]
+            got = M.resolve(pc, dst_space, ln2, dst_all[k][kk], n, "store", align=16)
+            if not got:
+                continue
+            sp, data, _, sel2, flat, a = got[0]
+            k3 = np.arange(len(ln2)) if sel2 is None else sel2
+            if reads is not None:
+                reads = (reads[0][k3], reads[1][k3])
+            ln3 = ln2[k3]
+            dst = (sp, flat[:, None] + np.arange(n))
+            if mfn is not None and sp == "shared":
+                s = per[ln3]
+                A.issue(Op(name, pc, ln3, np.zeros(len(ln3), np.int64), dst, vals[k3], reads, mbar=s, tx=n))
+            else:
+                A.issue(Op(name, pc, ln3, A.bulk_commits[ln3].copy(), dst, vals[k3], reads))
+            M.bytes_store[sp] = M.bytes_store.get(sp, 0) + len(ln3) * n
+            if M.mem_listeners:
+                M.emit(pc, ln3, space=sp, kind="async_store", width=n, addresses=a)
+    return run
+
+
+@op("prefetch", "prefetchu", "applypriority", "discard", "cp.async.bulk.prefetch", "cp.async.bulk.prefetch.tensor")
 def _noop_mem(M, pc, ins, canon, ms, mods):
     return lambda m: None
 
@@ -350,26 +511,130 @@ def _createpolicy(M, pc, ins, canon, ms, mods):
 
 
 # ---------------------------------------------------------------------------------- mbarrier
-@op("mbarrier.init", "mbarrier.arrive", "mbarrier.arrive_drop", "mbarrier.expect_tx", "mbarrier.test_wait",
-    "mbarrier.try_wait", "mbarrier.inval", "mbarrier.complete_tx", "mbarrier.pending_count")
+TOKEN = np.uint64(0x4B4C000000000000)     # state tokens: marker | phase number
+
+
+@op("mbarrier.init", "mbarrier.arrive", "mbarrier.arrive_drop", "mbarrier.expect_tx", "mbarrier.complete_tx",
+    "mbarrier.inval", "mbarrier.pending_count")
 def _mbarrier(M, pc, ins, canon, ms, mods):
-    """mbarrier as a functional no-op: copies complete at issue, so every wait succeeds at once.
-    ``init`` writes the barrier word (so reads of it are initialised); waits return true."""
+    """mbarrier objects with phases (ISA 9.7.13.15): ``init`` sets the expected arrival count,
+    ``arrive``/``arrive_drop`` count down the pending arrivals (``.expect_tx`` first adds to the
+    tx-count), ``expect_tx``/``complete_tx`` move the tx-count; a phase completes when both reach
+    zero. ``arrive`` returns a state token naming the phase it arrived on."""
     ops = list(ins.operands)
     kind = canon.split(".", 1)[1]
-    if kind in ("test_wait", "try_wait"):
-        d = M.dst(ops[0], "pred", ins)
-        return lambda m: d.m(np.True_, m)
+    if kind == "pending_count":
+        d = M.dst(ops[0], "u32", ins)
+        return lambda m: d.m(np.uint32(0), m)
+    addr_i = next((i for i, o in enumerate(ops) if isinstance(o, ir.Address)), None)
+    if addr_i is None:
+        raise M.error(f"{ins.full_opcode} needs an mbarrier address operand", ins)
+    _, afn = M.address(ops[addr_i], ins)
+    rest = ops[addr_i + 1:]
+    d = M.dst(ops[0], "b64", ins) if addr_i == 1 else None
     if kind == "init":
-        _, afn = M.address(ops[0], ins)
         cnt = M.src(ops[1], "u32", ins)
 
         def init(m):
+            lanes = M.lanes_of(m)
+            if len(lanes) == 0:
+                return
             M.store(pc, "shared", m, afn, 8,
                     lambda lanes: np.broadcast_to(np.asarray(cnt()).astype(np.uint64),
                                                   (M.T,))[M.all_lanes if lanes is None else lanes][:, None].copy())
+            ln, s = _mbar_slots(M, pc, m, afn, lanes, create=True)
+            M.asyncs.mbar.init(s, np.broadcast_to(np.asarray(cnt()).astype(np.int64), (M.T,))[ln])
         return init
-    if kind in ("arrive", "arrive_drop", "pending_count") and ops and not isinstance(ops[0], ir.Address):
-        d = M.dst(ops[0], "b64", ins)
-        return lambda m: d.m(np.uint64(0), m)
-    return lambda m: None
+    if kind == "inval":
+        return lambda m: None
+    expect = "expect_tx" in ms or kind in ("expect_tx", "complete_tx")
+    count_src = M.src(rest[0], "u32", ins) if rest else None
+
+    def run(m):
+        lanes = M.lanes_of(m)
+        if len(lanes) == 0:
+            return
+        B = M.asyncs.mbar
+        ln, s = _mbar_slots(M, pc, m, afn, lanes)
+        if len(ln) == 0:
+            return
+        B.progress += 1
+        c = np.broadcast_to(np.asarray(count_src()).astype(np.int64), (M.T,))[ln] if count_src is not None else 1
+        if d is not None:
+            tok = TOKEN | B.phase[s].astype(np.uint64)
+            full = np.zeros(M.T, np.uint64)
+            full[ln] = tok
+            d.at(full[ln], ln)
+        if kind == "expect_tx":
+            B.add_tx(s, c)
+        elif kind == "complete_tx":
+            B.add_tx(s, -np.asarray(c))
+        elif expect:                                   # arrive.expect_tx: tx first, then one arrival
+            B.add_tx(s, c)
+            B.arrive(s, 1, drop=kind == "arrive_drop")
+        else:
+            B.arrive(s, c, drop=kind == "arrive_drop")
+    return run
+
+
+@op("mbarrier.test_wait", "mbarrier.try_wait")
+def _mbarrier_wait(M, pc, ins, canon, ms, mods):
+    """``mbarrier.try_wait.parity.shared::cta.b64 P1, [%r4], %r7;``: true once the phase named by
+    the parity (or the state token) has completed. Copies that complete the phase land here, if
+    they have not yet. A wait that fails for every thread of a path lets a sibling path run
+    (a producer warp, say); when nothing can change the barrier any more, ``deadlock`` is reported
+    for the CTA (kernel, line, thread) and its waiting threads stop, instead of hanging. A
+    ``test_wait`` (non-blocking) that fails is a deadlock only when a loop repeats it 64 times
+    with nothing changing."""
+    from . import guard_mask
+
+    ops = list(ins.operands)
+    d = M.dst(ops[0], "pred", ins)
+    _, afn = M.address(ops[1], ins)
+    parity = "parity" in ms
+    tok = M.src(ops[2], "u32" if parity else "b64", ins)
+    G = guard_mask(M, ins)
+    nxt = pc + 1
+    try_ = canon == "mbarrier.try_wait"
+
+    def wait(M, stack, top):
+        mask = top[2] if G is None else top[2] & G()
+        top[0] = nxt
+        lanes = np.flatnonzero(mask)
+        if len(lanes) == 0:
+            return
+        B = M.asyncs.mbar
+        ln, s = _mbar_slots(M, pc, mask, afn, lanes)
+        t = np.broadcast_to(np.asarray(tok()), (M.T,))[ln]
+
+        def done():
+            ph = B.phase[s]
+            if parity:
+                return (ph & 1) != (t.astype(np.int64) & 1)
+            return ph != (t.astype(np.uint64) & ~TOKEN).astype(np.int64)
+        ok = done()
+        if not ok.all():
+            M.asyncs.complete_for_mbarrier(pc, np.unique(s[~ok]))
+            ok = done()
+        res = np.zeros(M.T, bool)
+        res[ln] = ok
+        d.m(res, mask)
+        if ok.any():
+            M.spin_reset()
+            return
+        top[0] = nxt
+        if try_:
+            top[0] = pc                               # nothing succeeded: retry here
+        if not M.spin(stack, top, B.progress, patience=0 if try_ else 64):
+            cta_l = np.unique(M.cta_local[ln])
+            for c in cta_l[:8]:
+                i = ln[M.cta_local[ln] == c]
+                sl = int(s[M.cta_local[ln] == c][0])
+                M.report_cta("deadlock", pc, int(c),
+                             f"{ins.full_opcode} can never succeed: phase {int(B.phase[sl])} of the mbarrier has "
+                             f"{int(B.pending[sl])} pending arrival(s) and tx-count {int(B.tx[sl])}, and no thread "
+                             f"that could complete it is running (the CTA would hang); its waiting threads stop here",
+                             lane=int(i[0]))
+            M.retire(stack, mask)
+            top[0] = nxt
+    return 1, wait

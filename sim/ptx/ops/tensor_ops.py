@@ -52,6 +52,7 @@ class Fragment:
         self.ops = _regs(op_)
         self.srcs = [M.src(e, "b32", ins) for e in self.ops]
         self.dsts = [M.dst(e, "b32", ins) if isinstance(e, ir.Register) else None for e in self.ops]
+        self.keys = tuple(M.reg_key(e.name, ins.scope) for e in self.ops if isinstance(e, ir.Register))
 
     def read(self, w) -> np.ndarray:
         n = len(w) * WARP
@@ -389,15 +390,58 @@ def _wgmma(M, pc, ins, canon, ms, mods):
         a_idx, b_idx = idx
         data = M.shared.data
         ops = (None if a_idx is None else data.view(UINT[esz_a])[a_idx], data.view(UINT[esz_b])[b_idx])
-        out = _reraise(M, ins, lambda: wgmma_mma_async(shape, d_t, a_t, b_t, D.read(w), a, bd, None, sd, isa_,
+        A_ = M.asyncs
+        d_in = D.read(w) if A_ is None else A_.wg_input(D, w)
+        out = _reraise(M, ins, lambda: wgmma_mma_async(shape, d_t, a_t, b_t, d_in, a, bd, None, sd, isa_,
                                                        isb, tra, trb, sat, operands=ops))
-        D.write(w, out)
+        if A_ is None:
+            D.write(w, out)
+            return
+        lo, hi = [], []
+        for ix, esz in ((a_idx, esz_a), (b_idx, esz_b)):
+            if ix is None:
+                continue
+            fl = ix.reshape(len(w), -1)
+            lo.append(fl.min(axis=1) * esz)
+            hi.append(fl.max(axis=1) * esz + esz)
+            _check_async_operand(M, pc, ins, fl * esz, first)
+        A_.wg_issue(pc, D, w, out, (np.stack(lo, 1), np.stack(hi, 1)))
     return f
 
 
-@op("wgmma.wait_group")
-def _wgmma_wait(M, pc, ins, canon, ms, mods):
-    return lambda m: None
+def _check_async_operand(M, pc, ins, flat, first) -> None:
+    """wgmma reads its shared operands through the async proxy: bytes an in-flight copy still
+    writes, or generic writes not followed by ``fence.proxy.async``, are an ``async_race``."""
+    A = M.asyncs
+    fl = flat[:, ::max(1, flat.shape[1] // 4096)]
+    if A.any_inflight:
+        busy = (A.inflight[fl] > 0).any(axis=1)
+        if busy.any():
+            i = np.flatnonzero(busy)
+            M.report("async_race", pc, first[i], f"{ins.full_opcode} reads shared operands that an asynchronous "
+                     f"copy still in flight writes (its completion was not waited for: cp.async.wait_group / "
+                     f"mbarrier wait missing)")
+    A.check_async_read(pc, fl, first, ins.full_opcode)
+
+
+@op("wgmma.commit_group", "wgmma.wait_group")
+def _wgmma_group(M, pc, ins, canon, ms, mods):
+    """``wgmma.commit_group.sync.aligned;`` groups the warpgroup's pending wgmma; ``wgmma.wait_group
+    .sync.aligned 1;`` completes all but the newest group: their accumulators are written now."""
+    if M.asyncs is None:
+        return lambda m: None
+    commit = canon == "wgmma.commit_group"
+    n = int(ins.operands[0].value) if ins.operands and isinstance(ins.operands[0], ir.Immediate) else 0
+
+    def f(m):
+        w = _warps(M, m)
+        if len(w) == 0:
+            return
+        if commit:
+            M.asyncs.wg_commits[w] += 1
+        elif M.asyncs.wg:
+            M.asyncs.wg_wait(pc, w, n)
+    return f
 
 
 @op("tcgen05.mma", "mma.sp", "wmma.load.c")

@@ -1,0 +1,218 @@
+"""The SASS level: what ptxas made of a PTX module.
+
+One more front end (``grammar.lark``, :mod:`isa.sass.parser`) reads the listing that
+:mod:`isa.sass.compile` gets from ``ptxas -lineinfo`` + ``nvdisasm -gp``; semantics tables
+(:mod:`isa.sass.semantics`) describe each instruction as PTX's do. Per kernel::
+
+    >>> import isa, isa.sass
+    >>> m = isa.load("../shared/corpus/ptx/sgemm_smem_tiled.sm_90.ptx")          # doctest: +SKIP
+    >>> k = isa.sass.kernel(m, "sgemm_smem_tiled32")                             # doctest: +SKIP
+    >>> k.resources.registers, k.opcodes["LDS.128"], k.ptx_lines()[101]         # doctest: +SKIP
+    (32, 8, [<LDS.128 R4, [R19]>])
+    >>> isa.sass.resources(m, "sgemm_smem_tiled32").registers_allocated         # doctest: +SKIP
+    32
+
+Everything here needs ``ptxas`` and ``nvdisasm`` (or ``cuobjdump``); without them the calls
+raise :class:`Unavailable`, whose message says what to install, and :func:`note` gives the same
+text for reports. Results are cached on disk by content hash (:func:`isa.sass.compile.cache_dir`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from ..errors import InputError
+from ..ir import Function, Instruction, Module
+from ..semantics import OpInfo
+from .compile import (Compiled, Resources, Unavailable, compile_many, registers_allocated, tools,
+                      unavailable_note)
+
+__all__ = ["Resources", "Unavailable", "SassKernel", "Listing", "kernel", "listing", "listings", "resources",
+           "note", "available", "tools", "registers_allocated", "ptx_target"]
+
+
+def note() -> str | None:
+    """None when SASS can be produced here; else the note reports print instead of SASS."""
+    return unavailable_note()
+
+
+def available() -> bool:
+    return unavailable_note() is None
+
+
+def ptx_target(module: Module) -> str:
+    """The architecture ptxas compiles ``module`` for: its own ``.target`` (``sm_90a`` where the
+    file needs it; Triton's sm_90 PTX says sm_90a)."""
+    t = module.target
+    if not t or not t.startswith("sm_"):
+        raise InputError(f"{module.path or 'module'}: no sm_XX target to compile SASS for (.target {t})")
+    return t
+
+
+@dataclass
+class SassKernel:
+    """One kernel's SASS: the IR function, its facts, ptxas's resources, and the PTX lines."""
+
+    name: str
+    function: Function | None
+    module: Module | None
+    resources: Resources | None
+    line_info: bool
+    infos: list[OpInfo] = field(default_factory=list)
+
+    @property
+    def instructions(self) -> list[Instruction]:
+        return self.function.instructions if self.function is not None else []
+
+    @cached_property
+    def opcodes(self) -> dict[str, int]:
+        """SASS opcode with modifiers -> static count (``LDS.128``: 8)."""
+        return dict(sorted(Counter(i.full_opcode for i in self.instructions).items()))
+
+    @cached_property
+    def classes(self) -> dict[str, int]:
+        c: Counter[str] = Counter()
+        for info in self.infos:
+            c.update(info.classes)
+        return dict(sorted(c.items()))
+
+    def matching(self, name: str) -> list[int]:
+        """Indices of instructions matching a SASS class (``TENSOR_CORE``, ``LOAD_SHARED_128``)
+        or an opcode pattern (``HGMMA``, ``LDS.128``: the opcode and these modifiers, any order)."""
+        from .semantics import CLASSES
+
+        if name in CLASSES:
+            return [k for k, info in enumerate(self.infos) if name in info.classes]
+        words = [w for w in name.split(".") if w]
+        if not words:
+            return []
+        op, mods = words[0].upper(), {w.upper() for w in words[1:]}
+        return [k for k, ins in enumerate(self.instructions)
+                if ins.opcode.upper() == op and mods <= {m.upper() for m in ins.modifiers}]
+
+    def count(self, name: str) -> int:
+        return len(self.matching(name))
+
+    def uses(self, name: str) -> bool:
+        return self.count(name) > 0
+
+    def ptx_lines(self) -> dict[int, list[int]]:
+        """PTX line -> indices of the SASS instructions ptxas made of it (from ``-lineinfo``)."""
+        out: dict[int, list[int]] = {}
+        for k, ins in enumerate(self.instructions):
+            if ins.loc is not None and ins.loc.file == 0:
+                out.setdefault(ins.loc.line, []).append(k)
+        return out
+
+    def where(self, k: int) -> str:
+        ins = self.instructions[k]
+        ptx = f" (PTX line {ins.loc.line})" if ins.loc is not None and ins.loc.file == 0 else ""
+        return f"SASS {k}: {ins}{ptx}"
+
+    def to_json(self) -> dict:
+        r = self.resources
+        return {
+            "available": True,
+            "registers": r.registers if r else None,
+            "registers_allocated": r.registers_allocated if r else None,
+            "spill_stores": r.spill_stores if r else None,
+            "spill_loads": r.spill_loads if r else None,
+            "shared_bytes": r.shared_bytes if r else None,
+            "stack_bytes": r.stack_bytes if r else None,
+            "barriers": r.barriers if r else None,
+            "instructions": len(self.instructions),
+            "opcodes": self.opcodes,
+            "classes": self.classes,
+            "line_info": self.line_info,
+            "exact": "static counts of the listing; registers as ptxas -v reports them",
+        }
+
+
+@dataclass
+class Listing:
+    """A PTX module's SASS: the compile record, the parsed listing, and a view per kernel."""
+
+    ptx: Module
+    compiled: Compiled
+    module: Module | None
+
+    @cached_property
+    def kernels(self) -> dict[str, SassKernel]:
+        from .semantics import describe
+
+        out = {}
+        fns = {f.name: f for f in self.module.functions} if self.module is not None else {}
+        for fn in self.ptx.kernels:
+            sfn = fns.get(fn.name)
+            infos = [describe(i) for i in sfn.instructions] if sfn is not None else []
+            out[fn.name] = SassKernel(fn.name, sfn, self.module, self.compiled.resources.get(fn.name),
+                                      self.compiled.line_info, infos)
+        return out
+
+    def kernel(self, name: str) -> SassKernel:
+        if name not in self.kernels:
+            raise InputError(f"no kernel named '{name}' in the SASS of {self.ptx.path or 'the module'}")
+        return self.kernels[name]
+
+
+_LISTINGS: dict[int, tuple[Module, Listing]] = {}
+
+
+def _ptx_module(module_or_path) -> Module:
+    if isinstance(module_or_path, Module):
+        return module_or_path
+    import isa
+
+    return isa.load(Path(module_or_path) if not isinstance(module_or_path, Path) else module_or_path)
+
+
+def _text(module: Module) -> str:
+    return module.source if module.source is not None else module.emit()
+
+
+def listings(modules, *, use_cache: bool = True) -> list[Listing]:
+    """The SASS of several PTX modules (paths or :class:`isa.ir.Module`), compiled in batches."""
+    mods = [_ptx_module(m) for m in modules]
+    out: list[Listing | None] = []
+    todo = []
+    for m in mods:
+        hit = _LISTINGS.get(id(m))
+        out.append(hit[1] if hit is not None and hit[0] is m else None)
+        if out[-1] is None:
+            todo.append(len(out) - 1)
+    if todo:
+        compiled = compile_many([(_text(mods[i]), ptx_target(mods[i]), mods[i].path or "<ptx>") for i in todo],
+                                use_cache=use_cache)
+        from .parser import parse
+
+        for i, c in zip(todo, compiled):
+            sass = parse(c.listing, (mods[i].path or "<ptx>") + ".sass", c.target) if c.listing else None
+            lst = Listing(mods[i], c, sass)
+            _LISTINGS[id(mods[i])] = (mods[i], lst)
+            out[i] = lst
+    if len(_LISTINGS) > 256:
+        for k in list(_LISTINGS)[:128]:
+            _LISTINGS.pop(k, None)
+    return out  # type: ignore[return-value]
+
+
+def listing(module_or_path, *, use_cache: bool = True) -> Listing:
+    """The SASS of one PTX module (compiled once per module object; cached on disk)."""
+    return listings([module_or_path], use_cache=use_cache)[0]
+
+
+def kernel(module_or_path, name: str) -> SassKernel:
+    return listing(module_or_path).kernel(name)
+
+
+def resources(module_or_path, kernel: str) -> Resources:
+    """What ptxas allocated for ``kernel`` (registers, registers_allocated, spills, shared memory):
+    the number the timing model's occupancy needs. Raises :class:`Unavailable` without ptxas."""
+    lst = listing(module_or_path)
+    r = lst.compiled.resources.get(kernel)
+    if r is None:
+        raise InputError(f"ptxas reported no kernel named '{kernel}'")
+    return r

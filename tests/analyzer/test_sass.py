@@ -1,0 +1,104 @@
+"""validate-kernel --sass, 'sass:' expectations and k.sass in pytest, on the project's examples.
+
+Tests that compile skip without ptxas + nvdisasm; the 'tools absent' behaviour is checked by
+pointing kernlens at tools that do not exist.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from analyzer.cli import main
+from tests.conftest import EXAMPLES
+
+WMMA = EXAMPLES / "ptx" / "hgemm_wmma.sm_90.ptx"
+SGEMM = EXAMPLES / "ptx" / "sgemm_tiled.sm_90.ptx"
+
+
+def run(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def tools():
+    import isa.sass
+
+    if not isa.sass.available():
+        pytest.skip(isa.sass.note())
+
+
+@pytest.fixture
+def no_tools(monkeypatch):
+    from isa.sass import compile as c
+
+    monkeypatch.setenv("KERNLENS_PTXAS", "/nonexistent/ptxas")
+    c._which.cache_clear()
+    yield
+    monkeypatch.undo()
+    c._which.cache_clear()
+
+
+def test_json_has_the_sass_section_side_by_side(tools, capsys):
+    code, out, err = run(capsys, WMMA, "--sass", "--format", "json", "--expect", "sass:HMMA>=1",
+                         "--expect", "sass:TENSOR_CORE>=1", "--expect", "TENSOR_CORE>=1")
+    assert code == 0, err
+    k = json.loads(out)["kernels"][0]
+    s = k["sass"]
+    assert s["available"] and s["registers"] == 32 and s["registers_allocated"] == 32
+    assert (s["spill_stores"], s["spill_loads"], s["shared_bytes"]) == (0, 0, 0)
+    # one wmma.mma m16n16k16 is two HMMA.16816 on sm_90
+    assert s["classes"]["TENSOR_CORE"] == 2 * k["classes"]["TENSOR_CORE"]
+    assert s["opcodes"]["HMMA.16816.F32"] == s["classes"]["HMMA"]
+    sass_exp = [e for e in k["expectations"] if e["level"] == "sass"]
+    assert len(sass_exp) == 2 and all(e["result"] == "pass" and all(n > 0 for n in e["lines"]) for e in sass_exp)
+
+
+def test_text_report_and_a_failing_sass_expectation(tools, capsys):
+    code, out, _ = run(capsys, SGEMM, "--sass", "--expect", "sass:HGMMA>=1")
+    assert code == 1
+    assert "SASS static" in out and "SASS opcodes" in out and "registers (allocated" in out
+    assert "expected sass:HGMMA >= 1, found 0" in out
+
+
+def test_unknown_sass_class_is_bad_input(tools, capsys):
+    code, _, err = run(capsys, SGEMM, "--expect", "sass:LOAD_SHARD>=1")
+    assert code == 2 and "unknown SASS instruction class 'LOAD_SHARD'" in err and "LOAD_SHARED" in err
+
+
+def test_without_tools_sass_is_a_note_and_the_rest_works(no_tools, capsys):
+    code, out, err = run(capsys, SGEMM, "--sass", "--format", "json", "--expect", "LOAD_SHARED>=1")
+    assert code == 0, err
+    k = json.loads(out)["kernels"][0]
+    assert k["sass"]["available"] is False and "ptxas" in k["sass"]["note"]
+    assert k["classes"]["LOAD_SHARED"] >= 1
+    code, out, _ = run(capsys, SGEMM, "--sass")
+    assert code == 0 and "note: SASS: SASS needs ptxas" in out
+    code, _, err = run(capsys, SGEMM, "--expect", "sass:HGMMA>=1")
+    assert code == 2 and "needs the kernel's SASS" in err and "ptxas" in err
+
+
+def test_kernel_check_sass(tools):
+    from analyzer.assertions import KernelAssertionError, KernelCheck
+
+    k = KernelCheck.load(WMMA)
+    k.sass.uses("HMMA", at_least=1).uses("TENSOR_CORE", exactly=2 * k.count("TENSOR_CORE")).no_spills()
+    k.sass.registers_at_most(32).never_uses("HGMMA")
+    with pytest.raises(KernelAssertionError) as e:
+        k.sass.uses("HGMMA")
+    assert "SASS: expected HGMMA >= 1, found 0" in str(e.value)
+    with pytest.raises(KernelAssertionError) as e:
+        k.sass.never_uses("HMMA")
+    assert "HMMA.16816.F32" in str(e.value) and "PTX line" in str(e.value)
+
+
+def test_kernel_check_sass_skips_without_tools(no_tools):
+    from analyzer.assertions import KernelCheck
+
+    k = KernelCheck.load(SGEMM)
+    with pytest.raises(pytest.skip.Exception) as e:
+        k.sass.uses("LDS")
+    assert "ptxas" in str(e.value)
