@@ -191,6 +191,7 @@ def run_ptx(args) -> int:
     ref_name = args.reference or spec.reference
     if ref_name and not ex.complete:
         ref_name = None                  # a sampled timing run computed only some CTAs' outputs
+    if ref_name:
         ref_fn = load_reference(ref_name)
         ref_in = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in decoded.items()}
         try:
