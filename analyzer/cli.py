@@ -39,8 +39,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--block", metavar="X,Y,Z", help="launch block, for whole-launch totals")
     p.add_argument("--machine", default="h200", help="machine model for the roofline (sim/machines/NAME.toml; PTX only, Ascend "
                         "reports have no roofline)")
-    p.add_argument("--assume-trips", type=int, default=ASSUMED_TRIPS, metavar="N",
-                   help=f"trip count assumed for loops whose count cannot be derived (default {ASSUMED_TRIPS})")
+    p.add_argument("--assume-iterations", "--assume-trips", dest="assume_trips", type=int, default=ASSUMED_TRIPS,
+                   metavar="N", help="iterations assumed for loops whose count cannot be derived (default "
+                   f"{ASSUMED_TRIPS}); every figure that rests on it is marked as an estimate")
     p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     p.add_argument("--cfg", metavar="OUT.dot", help="write the control-flow graphs as Graphviz DOT")
     p.add_argument("--precision-mode", metavar="MODE",
@@ -49,6 +50,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sass", action="store_true",
                    help="also compile with ptxas and read the SASS (registers, spills, SASS opcodes and classes; "
                         "expectations 'sass:NAME'); a note when ptxas/nvdisasm are not installed")
+    p.add_argument("--plot", metavar="OUT.svg", help="draw the PTX kernels on the machine's roofline (SVG; static "
+                   "intensity, the point at the rate the ceilings allow, marked 'estimated')")
     p.add_argument("-o", "--output", metavar="PATH", help="write the report here instead of stdout")
 
 
@@ -77,7 +80,7 @@ def _run(args: argparse.Namespace) -> int:
     if (grid is None) != (block is None):
         raise InputError("--grid and --block go together (both or neither)")
     if args.assume_trips < 0:
-        raise InputError("--assume-trips must be >= 0")
+        raise InputError("--assume-iterations must be >= 0")
     launch = Launch(grid, block)
     reports = []
     used_params: set[str] = set()
@@ -121,6 +124,8 @@ def _run(args: argparse.Namespace) -> int:
             Path(args.cfg).write_text(dot)
         except OSError as exc:
             raise InputError(f"cannot write {args.cfg}: {exc.strerror}") from None
+    if args.plot:
+        _plot(args, reports)
     if args.format == "json":
         text = render_json(reports, precision=precision)
     elif args.format == "sarif":
@@ -138,6 +143,26 @@ def _run(args: argparse.Namespace) -> int:
     if precision and precision["violations"]:
         failed = True
     return 1 if failed else 0
+
+
+def _plot(args, reports) -> None:
+    from .machine import load_machine
+    from .plot import point_from_dynamic, write_roofline
+
+    points, kinds = [], []
+    for r in reports:
+        dyn = r.dynamic()
+        roof = dyn.get("roofline")
+        if not roof:
+            continue
+        kinds += list(roof.get("kinds", {}))
+        pt = point_from_dynamic(r.name, dyn)
+        if pt is not None:
+            points.append(pt)
+    if not points:
+        raise InputError(f"--plot: no PTX kernel with global memory traffic and counted work to place on the roofline "
+                         f"(in {', '.join(args.files)})")
+    write_roofline(args.plot, load_machine(args.machine), points, kinds=list(dict.fromkeys(kinds)))
 
 
 def _maps(module, fn, key: str) -> bool:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from isa.ir import Address, Immediate, Instruction, Negated, Register, Sink, Symbol, Vector
 
 from isa.semantics import registers
@@ -28,16 +30,36 @@ def dest_registers(ins: Instruction) -> list[str]:
 _MASKS = {8: 0xFF, 16: 0xFFFF, 32: 0xFFFFFFFF, 64: 0xFFFFFFFFFFFFFFFF}
 
 
-def _wrap(v: int, t: str | None) -> int:
+def _wrap(v, t: str | None):
+    """``v`` as a value of PTX type ``t`` (an int, or an object array of ints over threads)."""
     if t is None or t in ("pred",):
         return v
     bits = int("".join(ch for ch in t if ch.isdigit()) or 64)
     if bits not in _MASKS:
         return v
+    if isinstance(v, np.ndarray):
+        v = v & _MASKS[bits]
+        return np.where(v >= 1 << (bits - 1), v - (1 << bits), v) if t.startswith("s") else v
     v &= _MASKS[bits]
     if t.startswith("s") and v >= 1 << (bits - 1):
         v -= 1 << bits
     return v
+
+
+def _as_int(v):
+    return v if isinstance(v, np.ndarray) else int(v)
+
+
+def _as_bool(v):
+    return np.asarray(v, dtype=bool) if isinstance(v, np.ndarray) else bool(v)
+
+
+def thread_indices(block: tuple[int, int, int]) -> dict[str, np.ndarray]:
+    """``%tid.x/y/z`` and ``%laneid`` of every thread of one CTA (object arrays of ints)."""
+    bx, by, bz = block
+    t = np.arange(bx * by * bz, dtype=np.int64)
+    out = {"x": t % bx, "y": (t // bx) % by, "z": t // (bx * by), "lane": t % 32}
+    return {k: v.astype(object) for k, v in out.items()}
 
 
 def _type(ins: Instruction) -> str | None:
@@ -87,6 +109,7 @@ class Dataflow:
             for i, d in ((i, dest_registers(i)) for i in self.ins)]
         self.missing: set[str] = set()
         self._memo: dict[int, object] = {}
+        self._threads: dict[str, np.ndarray] | None = None
         self._solve()
 
     def _key(self, ins: Instruction, name: str) -> str:
@@ -176,21 +199,39 @@ class Dataflow:
 
     # ---- evaluation -------------------------------------------------------------------------
 
+    def thread_value(self, op, at: int, block: tuple[int, int, int]):
+        """The value of an operand at ``at`` for every thread of one CTA of shape ``block``: an
+        array when it depends on the thread index (``%tid``, ``%laneid``) and otherwise only on
+        constants, a constant when it is one, else None (it depends on data, ``%ctaid``, ...)::
+
+            shr.u32 %r2, %r1, 5;  setp.eq.s32 %p1, %r2, 0;   # warp == 0: true for threads 0..31
+        """
+        saved = self._memo, self._threads
+        self._memo, self._threads = {}, thread_indices(block)
+        try:
+            return self.operand_value(op, at)
+        finally:
+            self._memo, self._threads = saved
+
     def operand_value(self, op, at: int):
         """The constant value of an operand at instruction ``at``, or None."""
         if isinstance(op, Immediate):
             return op.value if op.kind == "int" else None
         if isinstance(op, Negated):
             v = self.operand_value(op.operand, at)
-            return None if v is None else (not v)
+            return None if v is None else (~v if isinstance(v, np.ndarray) else not v)
         if isinstance(op, Register):
             if op.component is not None:
                 dims = {"%ntid": self.launch.block, "%nctaid": self.launch.grid}.get(op.name)
                 if dims is not None and op.component in "xyz":
                     return dims["xyz".index(op.component)]
+                if self._threads is not None and op.name == "%tid" and op.component in "xyz":
+                    return self._threads[op.component]
                 return None
             if op.name == "WARP_SZ":
                 return 32
+            if op.name == "%laneid":
+                return None if self._threads is None else self._threads["lane"]
             key = self._key(self.ins[at], op.name)
             defs = self.reaching(key, at)
             if len(defs) != 1:
@@ -225,7 +266,7 @@ class Dataflow:
         if op in ("mov", "cvt") and vals and vals[0] is not None and not isinstance(vals[0], float):
             if t and t[0] == "f":
                 return None
-            return _wrap(int(vals[0]), t) if t != "pred" else bool(vals[0])
+            return _wrap(_as_int(vals[0]), t) if t != "pred" else _as_bool(vals[0])
         if op == "setp" and len(ops) >= 3 and vals[0] is not None and vals[1] is not None:
             cmp = next((m for m in ins.modifiers if m in _CMP), None)
             if cmp is None or t is None or t[0] == "f" or len(ops) > 3:
@@ -233,12 +274,18 @@ class Dataflow:
             a, b = _wrap(vals[0], t), _wrap(vals[1], t)
             if cmp in _UNSIGNED_CMP or t[0] in "ub":
                 a, b = _wrap(a, "u" + t[1:]), _wrap(b, "u" + t[1:])
-            return _CMP[cmp](a, b)
+            return _as_bool(_CMP[cmp](a, b))
         if op == "selp" and len(vals) == 3 and vals[2] is not None:
+            if isinstance(vals[2], np.ndarray):
+                if vals[0] is None or vals[1] is None:
+                    return None
+                return np.where(vals[2], vals[0], vals[1])
             return vals[0] if vals[2] else vals[1]
         if any(v is None or isinstance(v, float) for v in vals) or not vals:
             return None
         mods = set(ins.modifiers)
+        if any(isinstance(v, np.ndarray) for v in vals):
+            return self._evaluate_threads(op, t, mods, vals)
         if t == "pred":
             a = bool(vals[0])
             if op == "not":
@@ -283,6 +330,39 @@ class Dataflow:
         if op == "rem" and b:
             r = abs(a) % abs(b)
             return _wrap(r if a >= 0 else -r, t)
+        return None
+
+
+    @staticmethod
+    def _evaluate_threads(op: str, t: str | None, mods: set, vals: list):
+        """The integer and predicate operations of :meth:`_evaluate` on per-thread arrays."""
+        if t == "pred":
+            a = _as_bool(vals[0])
+            if op == "not":
+                return ~a
+            b = _as_bool(vals[1]) if len(vals) > 1 else None
+            f = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}.get(op)
+            return None if f is None or b is None else f(a, b)
+        a = vals[0]
+        b = vals[1] if len(vals) > 1 else None
+        c = vals[2] if len(vals) > 2 else None
+        wide_t = t[0] + str(int(t[1:]) * 2) if t and "wide" in mods and t[1:].isdigit() else None
+        if t and t[0] in "ub" and op == "shr":
+            a = _wrap(a, "u" + t[1:])
+        simple = {"add": lambda: a + b, "sub": lambda: a - b, "shl": lambda: a << b, "shr": lambda: a >> b,
+                  "and": lambda: a & b, "or": lambda: a | b, "xor": lambda: a ^ b, "not": lambda: ~a,
+                  "neg": lambda: -a, "min": lambda: np.minimum(a, b), "max": lambda: np.maximum(a, b)}
+        if op in simple and (b is not None or op in ("not", "neg")):
+            return _wrap(np.asarray(simple[op](), dtype=object), t)
+        if op == "mul" and "hi" not in mods:
+            return _wrap(np.asarray(a * b, dtype=object), wide_t or t)
+        if op == "mad" and c is not None and "hi" not in mods:
+            return _wrap(np.asarray(a * b + c, dtype=object), wide_t or t)
+        if op in ("div", "rem") and not isinstance(b, np.ndarray) and b:
+            aa = np.abs(np.asarray(a, dtype=object))
+            q = aa // abs(b) if op == "div" else aa % abs(b)
+            neg = (np.asarray(a, dtype=object) < 0) != (b < 0) if op == "div" else np.asarray(a, dtype=object) < 0
+            return _wrap(np.where(neg, -q, q), t)
         return None
 
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from isa.ir import Pair, Register
 
-from isa.cfg import Cfg, Loop
+from isa.cfg import EXIT, Cfg, Loop
 from .dataflow import Dataflow, _type
 
 ASSUMED_TRIPS = 16
@@ -37,17 +37,28 @@ class LoopInfo:
     header: int
     depth: int
     blocks: tuple[int, ...]
-    trips: int | None                 # times the exit test stays in the loop, per entry
+    trips: int | None                 # times the exit test stays in the loop (back edges taken), per entry
     exact: bool
     reason: str
     induction: str | None = None
     bound: str | None = None
     first_line: int = 0
     last_line: int = 0
+    exit_at_latch: bool = True        # the exit test is at the bottom (do-while): one more iteration than trips
+    needs: tuple[str, ...] = ()       # parameters without a value that the exit test depends on
+
+    @property
+    def iterations(self) -> int | None:
+        """Iterations per entry: how often the loop body runs (``for (k = 0; k < 4; ++k)`` runs 4
+        times, whether nvcc tests at the bottom, 3 back edges taken, or at the top); None when unknown."""
+        if self.trips is None:
+            return None
+        return self.trips + 1 if self.exit_at_latch else self.trips
 
     def to_json(self) -> dict:
         return {"header": self.header, "depth": self.depth, "blocks": list(self.blocks),
-                "lines": [self.first_line, self.last_line], "trip_count": self.trips, "exact": self.exact,
+                "lines": [self.first_line, self.last_line], "iterations": self.iterations,
+                "back_edges_taken": self.trips, "exact": self.exact,
                 "reason": self.reason, "induction": self.induction, "bound": self.bound}
 
 
@@ -58,6 +69,9 @@ class Estimate:
     loops: dict[int, LoopInfo]
     notes: list[str] = field(default_factory=list)
     missing_params: set[str] = field(default_factory=set)
+    assumed_iterations: int = 16
+    #: what the inexact counts rest on: {"line", "what", "assumed", "exact_with"} per guess
+    guesses: list[dict] = field(default_factory=list)
 
 
 def _cmp_word(ins) -> str | None:
@@ -134,6 +148,7 @@ class Estimator:
             return LoopInfo(trips=None, exact=False, reason="no conditional exit", **base)
         exits.sort(key=lambda e: (e[0] not in loop.latches, e[0] != loop.header))
         b, inside, _outside = exits[0]
+        base["exit_at_latch"] = b in loop.latches
         branch_idx = blocks[b].end - 1
         br = self.ins[branch_idx]
         if br.guard is None:
@@ -168,10 +183,10 @@ class Estimator:
             need = f": it depends on parameter(s) {', '.join(missing)}: give --param" if missing else ""
             if bound is None:
                 return LoopInfo(trips=None, exact=False, reason=f"bound {btext} is not a constant{need}",
-                                induction=name, bound=btext, **base)
+                                induction=name, bound=btext, needs=tuple(missing), **base)
             if v0 is None:
                 return LoopInfo(trips=None, exact=False, reason=f"initial value of {name} is not a constant{need}",
-                                induction=name, bound=btext, **base)
+                                induction=name, bound=btext, needs=tuple(missing), **base)
             n = first_failure(v0, step, bound, c, stay_when_true)
             if n is None:
                 return LoopInfo(trips=None, exact=False, reason="the exit test never fails for these values",
@@ -257,6 +272,7 @@ class Estimator:
         prob: dict[tuple[int, int], float] = {}
         exact_branch: dict[int, bool] = {}
         notes: list[str] = []
+        guesses: list[dict] = []
         controlling: dict[int, int] = {}
         for h, l in cfg.loops.items():
             ex = self._exit_branches(l)
@@ -264,6 +280,7 @@ class Estimator:
                 ex.sort(key=lambda e: (e[0] not in l.latches, e[0] != l.header))
                 controlling[ex[0][0]] = h
         return_only = {b.id for b in cfg.blocks if not succs[b.id] and len(b) <= 2}
+        shares = self._thread_shares(controlling)
         for b in cfg.blocks:
             succ = succs[b.id]
             if len(succ) == 1:
@@ -284,7 +301,8 @@ class Estimator:
             if b.id in controlling:
                 h = controlling[b.id]
                 info = loops[h]
-                trips = info.trips if info.trips is not None else self.assumed
+                # an unknown count is assumed to be `assumed` iterations
+                trips = info.trips if info.trips is not None else max(0, self.assumed - (1 if info.exit_at_latch else 0))
                 stay = trips / (trips + 1.0)
                 inside = taken if taken in cfg.loops[h].blocks else fall
                 prob[(b.id, inside)] = stay
@@ -299,12 +317,29 @@ class Estimator:
                 prob[(b.id, taken)] = 1.0 if take else 0.0
                 prob[(b.id, fall)] = 0.0 if take else 1.0
                 exact_branch[b.id] = True
+            elif b.id in shares:
+                p_taken, ex = shares[b.id]
+                prob[(b.id, taken)] = p_taken if p_taken is not None else 0.5
+                prob[(b.id, fall)] = 1.0 - prob[(b.id, taken)]
+                exact_branch[b.id] = ex
+                if not ex:
+                    guesses.append({"line": br.span.line, "what": "branch on the thread index",
+                                    "assumed": "50% of threads" if p_taken is None else f"{p_taken:.1%} of threads",
+                                    "exact_with": ["--block"] if p_taken is None else []})
+                if p_taken is None:
+                    notes.append(f"line {br.span.line}: branch on the thread index (a warp or lane role, not a "
+                                 "bounds check): give --block for the share of threads that take it; 50% assumed")
+                elif not ex:
+                    notes.append(f"line {br.span.line}: branch on the thread index, taken by {p_taken:.1%} of the "
+                                 "threads that reach it (estimate: an unknown branch decides which threads get there)")
             elif taken in return_only or fall in return_only:
                 to_exit = taken if taken in return_only else fall
                 prob[(b.id, to_exit)] = 0.0
                 prob[(b.id, fall if to_exit == taken else taken)] = 1.0
                 exact_branch[b.id] = False
                 notes.append(f"line {br.span.line}: branch to an exit assumed not taken (bounds check)")
+                guesses.append({"line": br.span.line, "what": "branch to an exit (bounds check)",
+                                "assumed": "not taken", "exact_with": []})
             else:
                 in_loop = [h for h, l in cfg.loops.items() if b.id in l.blocks]
                 leaving = [s for s in succ if in_loop and any(s not in cfg.loops[h].blocks for h in in_loop)]
@@ -316,30 +351,141 @@ class Estimator:
                     prob[(b.id, fall)] = 0.5
                 exact_branch[b.id] = False
                 notes.append(f"line {br.span.line}: branch outcome unknown (data or thread dependent)")
+                guesses.append({"line": br.span.line, "what": "branch on data",
+                                "assumed": "loop runs to its count" if len(leaving) == 1 else "50% taken",
+                                "exact_with": []})
         counts = self._solve(n, prob)
         for h, info in loops.items():
             if info.trips is None and counts.get(h, 0) > 0:
-                notes.append(f"loop at line {info.first_line}: trip count unknown ({info.reason}); "
-                             f"assumed {self.assumed}")
+                notes.append(f"loop at line {info.first_line}: iteration count unknown ({info.reason}); "
+                             f"assumed {self.assumed} iterations")
+                guesses.append({"line": info.first_line, "what": "loop iterations", "assumed": f"{self.assumed} iterations",
+                                "exact_with": [f"--param {p}" for p in info.needs]})
         # A block's count is exact unless an inexact branch can lead to it: one in a block that
         # reaches it (itself only when it lies on a loop).
+        # A branch in a block that is exactly never reached decides nothing.
         tainted: set[int] = set()
-        for a in range(n):
-            if exact_branch.get(a, True):
-                continue
-            if self._self_loop_blocks(a):
-                tainted.add(a)
-            seen: set[int] = set()
-            stack = [a]
-            while stack:
-                for v in succs[stack.pop()]:
-                    if v not in seen:
-                        seen.add(v)
-                        stack.append(v)
-            seen.discard(a)
-            tainted |= seen
+        done: set[int] = set()
+        changed = True
+        while changed:
+            changed = False
+            for a in range(n):
+                if a in done or exact_branch.get(a, True) or (counts.get(a, 0) == 0 and a not in tainted):
+                    continue
+                done.add(a)
+                changed = True
+                tainted |= self._taint_from(a, succs)
         exact = {b: b not in tainted for b in range(n)}
-        return Estimate(counts=counts, exact=exact, loops=loops, notes=notes, missing_params=set(self.flow.missing))
+        return Estimate(counts=counts, exact=exact, loops=loops, notes=notes, missing_params=set(self.flow.missing),
+                        assumed_iterations=self.assumed, guesses=guesses)
+
+    def _taint_from(self, a: int, succs) -> set[int]:
+        """The blocks whose counts an inexact branch in block ``a`` can change: those it reaches
+        before its immediate post-dominator (every path meets there, so the branch's odds do not
+        change how often it runs), and ``a`` itself when it lies on a loop."""
+        tainted: set[int] = set(self._self_loop_blocks(a))
+        stop = self.cfg.ipdom.get(a, EXIT)
+        seen: set[int] = set()
+        stack = [a]
+        while stack:
+            for v in succs[stack.pop()]:
+                if v not in seen and v != stop:
+                    seen.add(v)
+                    stack.append(v)
+        seen.discard(a)
+        tainted |= seen
+        return tainted
+
+    def _thread_shares(self, controlling: dict[int, int]) -> dict[int, tuple[float | None, bool]]:
+        """Branches whose guard depends only on the thread index (``%tid``, ``%laneid``) and
+        constants: block -> (share of the threads reaching it that take the branch, exact?).
+
+        With the launch's block shape the guard is evaluated for every thread of a CTA, and the
+        threads that reach each block are followed through the acyclic part of the graph (back
+        edges ignored: a guard on the thread index alone decides the same in every iteration), so
+        ``if (warp == 0) { if (lane == 0) atomicAdd(...); }`` counts one thread in 32 x warps.
+        The share is None when the block shape is unknown."""
+        cfg = self.cfg
+        block = self.flow.launch.block
+        probe = block or (128, 1, 1)
+        guards: dict[int, np.ndarray] = {}
+        for b in cfg.blocks:
+            if len(cfg.succ[b.id]) != 2 or b.id in controlling or not len(b):
+                continue
+            br = self.ins[b.end - 1]
+            if br.guard is None or br.opcode != "bra":
+                continue
+            reg = Register(br.guard.register)
+            if self.flow.operand_value(reg, b.end - 1) is not None:
+                continue
+            v = self.flow.thread_value(reg, b.end - 1, probe)
+            if isinstance(v, np.ndarray):
+                guards[b.id] = v != br.guard.negated          # True: the branch is taken
+        if not guards:
+            return {}
+        if block is None:
+            return {b: (None, False) for b in guards}
+        n = len(cfg.blocks)
+        nthreads = len(next(iter(guards.values())))
+        masks = [np.zeros(nthreads, bool) for _ in range(n)]
+        masks[0][:] = True
+        back = set(cfg.back_edges)
+        kinds = cfg.edge_kind
+        unknown: set[int] = set()       # blocks that an unknown branch decides which threads reach
+        for b in cfg.reachable:
+            succ = cfg.succ[b]
+            if len(succ) < 2 or b in guards or b in controlling:
+                continue
+            last = self.ins[cfg.blocks[b].end - 1]
+            if last.guard is not None and isinstance(
+                    self.flow.operand_value(Register(last.guard.register), cfg.blocks[b].end - 1), bool):
+                continue
+            stop = cfg.ipdom.get(b, EXIT)
+            stack = [x for x in succ if x != stop]
+            while stack:                 # the region between the branch and its post-dominator
+                x = stack.pop()
+                if x in unknown or x == stop:
+                    continue
+                unknown.add(x)
+                stack.extend(cfg.succ[x])
+        for b in (b for b in reversed(self._postorder()) if b in cfg.reachable):
+            succ = cfg.succ[b]
+            last = self.ins[cfg.blocks[b].end - 1] if len(cfg.blocks[b]) else None
+            value = None
+            if b not in guards and len(succ) > 1 and last is not None and last.guard is not None:
+                value = self.flow.operand_value(Register(last.guard.register), cfg.blocks[b].end - 1)
+            for s in succ:
+                if (b, s) in back:
+                    continue
+                if b in guards:
+                    masks[s] |= masks[b] & (guards[b] if kinds[(b, s)] == "taken" else ~guards[b])
+                elif isinstance(value, bool) and (value != last.guard.negated) != (kinds[(b, s)] == "taken"):
+                    continue                   # this edge is never taken
+                else:
+                    masks[s] |= masks[b]
+        out = {}
+        for b, g in guards.items():
+            reach = masks[b]
+            k = int(reach.sum())
+            out[b] = ((float((reach & g).sum()) / k) if k else 0.5, b not in unknown and k > 0)
+        return out
+
+    def _postorder(self) -> list[int]:
+        cfg = self.cfg
+        post: list[int] = []
+        seen = {0}
+        stack = [(0, iter(cfg.succ[0]))]
+        while stack:
+            node, it = stack[-1]
+            for v in it:
+                if v not in seen:
+                    seen.add(v)
+                    stack.append((v, iter(cfg.succ[v])))
+                    break
+            else:
+                stack.pop()
+                post.append(node)
+        return post
 
     def _self_loop_blocks(self, b: int) -> set[int]:
         return {b} if (b, b) in self.cfg.edge_kind or any(b in l.blocks for l in self.cfg.loops.values()) else set()

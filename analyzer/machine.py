@@ -29,6 +29,8 @@ class RooflineModel:
     dram_bw: float
     per_sm_clk: dict[str, float] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
+    #: further bandwidth ceilings in bytes/s (``dram_measured``, ``l2_measured``, ``shared``), where the model has them
+    bandwidths: dict[str, float] = field(default_factory=dict)
 
     def peak(self, kind: str) -> float:
         """Chip-wide peak operations per second for a kind of work (``tensor_f16``, ``fp32``...)."""
@@ -58,9 +60,17 @@ def load_machine(name_or_path: str = "h200") -> RooflineModel:
     try:
         peaks = {k: float(_v(data["peak_per_sm_clk"], k)) for k in data["peak_per_sm_clk"]}
         sources = {f"peak_per_sm_clk.{k}": v["source"] for k, v in data["peak_per_sm_clk"].items()}
-        return RooflineModel(name=data["name"], description=data.get("description", ""),
-                       clock_hz=float(_v(data["clock"], "hz")), sms=int(_v(data["chip"], "sms")),
-                       dram_bw=float(_v(data["memory"], "dram_bw")), per_sm_clk=peaks, sources=sources)
+        mem = data["memory"]
+        clock, sms = float(_v(data["clock"], "hz")), int(_v(data["chip"], "sms"))
+        bw = {"dram": float(_v(mem, "dram_bw"))}
+        for key, name in (("dram_bw_measured", "dram_measured"), ("l2_bw_measured", "l2_measured")):
+            if key in mem:
+                bw[name] = float(_v(mem, key))
+        if "shared_bw_per_sm_clk" in mem:
+            bw["shared"] = float(_v(mem, "shared_bw_per_sm_clk")) * sms * clock
+        sources.update({f"memory.{k}": v["source"] for k, v in mem.items() if isinstance(v, dict) and "source" in v})
+        return RooflineModel(name=data["name"], description=data.get("description", ""), clock_hz=clock, sms=sms,
+                             dram_bw=bw["dram"], per_sm_clk=peaks, sources=sources, bandwidths=bw)
     except KeyError as exc:
         raise InputError(f"machine model {path} has no roofline entry {exc} (it is not a GPU model)") from None
 

@@ -58,24 +58,29 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
         summary.add_column()
         regs = data["registers"]
         shared = data["shared"]
-        summary.add_row("instructions", f"{len(r.instructions)} static, {_fmt(dyn['instructions']['value'])} executed "
-                        f"per {dyn['per']}{'' if dyn['exact'] else ' (estimate)'}")
+        est = "" if dyn["exact"] else "≈ "        # an estimate is marked beside every number it touches
+        summary.add_row("totals", dyn["totals"])
+        summary.add_row("instructions", f"{len(r.instructions)} static, {est}{_fmt(dyn['instructions']['value'])} executed "
+                        f"per {dyn['per']}" + ("" if dyn["exact"] else " (estimate)"))
+        if not dyn["exact"]:
+            summary.add_row("estimate rests on", _guesses(dyn))
         summary.add_row("loops", ", ".join(
             f"L{li['lines'][0]}-{li['lines'][1]} depth {li['depth']}: "
-            + (f"{li['trip_count']} trips" if li["trip_count"] is not None else "trips unknown")
+            + (f"{li['iterations']} iterations" if li["iterations"] is not None
+               else f"iterations unknown (assumed {dyn['assumed_iterations']})")
             for li in data["loops"]) or "none")
         summary.add_row("registers", f"{regs['virtual_32bit']} virtual 32-bit, {regs['predicates']} predicates")
         summary.add_row("shared memory", f"{shared['static_bytes']} B static" + (" + dynamic" if shared["dynamic"] else ""))
         summary.add_row("local memory", f"{data['local_bytes']} B, {data['spills']['static']} spill instructions")
         flops = dyn["flops"]
-        summary.add_row("FLOPs", f"{_fmt(flops['value'])} per {dyn['per']} "
+        summary.add_row("FLOPs", f"{'' if flops['exact'] else '≈ '}{_fmt(flops['value'])} per {dyn['per']} "
                         + ", ".join(f"{k} {_fmt(v)}" for k, v in flops["by_dtype"].items()))
         if dyn["int_ops"]["value"]:
-            summary.add_row("integer ops", f"{_fmt(dyn['int_ops']['value'])} "
+            summary.add_row("integer ops", f"{est}{_fmt(dyn['int_ops']['value'])} "
                             + ", ".join(f"{k} {_fmt(v)}" for k, v in dyn["int_ops"]["by_dtype"].items()))
         gb = dyn["bytes"].get("global", {}).get("value", 0)
-        summary.add_row("global bytes", f"{_fmt(gb)} per {dyn['per']}")
-        summary.add_row("intensity", f"{_fmt(dyn['intensity']['value'])} FLOP/B")
+        summary.add_row("global bytes", f"{est}{_fmt(gb)} per {dyn['per']}")
+        summary.add_row("intensity", f"{est}{_fmt(dyn['intensity']['value'])} FLOP/B")
         sass = data.get("sass")
         if sass and sass.get("available"):
             summary.add_row("SASS", f"{sass['instructions']} instructions; {sass['registers']} registers "
@@ -83,7 +88,7 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
                             f"{sass['spill_loads']} B loaded, {sass['shared_bytes']} B shared (ptxas -v)")
         roof = dyn.get("roofline")
         if roof and roof.get("bound"):
-            summary.add_row("roofline", f"{roof['bound']}-bound on {roof['machine']}: attainable "
+            summary.add_row("roofline", f"{est}{roof['bound']}-bound on {roof['machine']}: attainable "
                             f"{_fmt((roof['attainable_ops_per_s'] or 0) / 1e12)} TFLOP/s of peak "
                             f"{_fmt((roof['peak_ops_per_s'] or 0) / 1e12)}")
         console.print(summary)
@@ -100,11 +105,14 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
         names = list(data["classes"]) + ([c for c in sass["classes"] if c not in data["classes"]] if with_sass else [])
         main = sorted(c for c in names if not re.search(r"_\d+$", c) or (keep and keep.match(c)))
         for c in main:
-            row = [c, str(data["classes"].get(c, 0)), _fmt(dyn["mix"].get(c, 0))]
+            approx = "" if dyn["mix_exact"].get(c, True) else "≈ "
+            row = [c, str(data["classes"].get(c, 0)), approx + _fmt(dyn["mix"].get(c, 0))]
             if with_sass:
                 row.append(str(sass["classes"].get(c, 0)))
             classes.add_row(*row)
         console.print(classes)
+        if not dyn["exact"]:
+            console.print("≈: an estimate (see 'estimate rests on'); numbers without it are exact", markup=False)
         ops = Table(title="opcodes", title_justify="left")
         ops.add_column("opcode")
         ops.add_column("static", justify="right")
@@ -144,6 +152,24 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
             console.print(f"precision: complies with {precision['mode']} "
                           f"({precision['checked']} arithmetic instructions checked)", markup=False)
     return buf.getvalue()
+
+
+def _guesses(dyn: dict) -> str:
+    """What an estimate rests on, in words: ``2 loops assumed 16 iterations (lines 78, 168): exact
+    with --param hgemm_wmma_param_5``."""
+    parts = []
+    loops = [g for g in dyn["guesses"] if g["what"] == "loop iterations"]
+    if loops:
+        lines = ", ".join(str(g["line"]) for g in loops)
+        parts.append(f"{len(loops)} loop(s) assumed {dyn['assumed_iterations']} iterations (line {lines})")
+    for what in ("branch to an exit (bounds check)", "branch on the thread index", "branch on data"):
+        hits = [g for g in dyn["guesses"] if g["what"] == what]
+        if hits:
+            parts.append(f"{len(hits)} {what} (line {', '.join(str(g['line']) for g in hits)}): "
+                         f"{hits[0]['assumed']}")
+    needs = sorted({w for g in dyn["guesses"] for w in g["exact_with"]})
+    text = "; ".join(parts) or "inexact branches"
+    return text + (f"; exact with {' '.join(needs)}" if needs else "")
 
 
 def render_json(reports: list[KernelReport], *, precision: dict | None = None) -> str:

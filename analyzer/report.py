@@ -260,6 +260,7 @@ class KernelReport:
         by_kind: Counter[str] = Counter()
         nbytes: Counter[str] = Counter()
         mix: Counter[str] = Counter()
+        mix_inexact: set[str] = set()
         units: Counter[str] = Counter()
         spill = 0.0
         total = 0.0
@@ -280,6 +281,8 @@ class KernelReport:
             units[unit] += c
             for cls in classes:
                 mix[cls] += c
+                if not exact[k]:
+                    mix_inexact.add(cls)
             if n_flops:
                 flops[dtype] += n_flops * share
                 by_kind[kind] += n_flops * share
@@ -313,11 +316,19 @@ class KernelReport:
             "spill_bytes": val(spill),
             "intensity": {"value": intensity, "exact": all_exact},
             "mix": {k: _num(v * scale) for k, v in sorted(mix.items())},
+            "mix_exact": {k: k not in mix_inexact for k in sorted(mix)},
             "units": {k: _num(v * scale) for k, v in sorted(units.items())},
             "work_by_kind": {k: _num(v * scale) for k, v in sorted(by_kind.items())},
             "notes": list(dict.fromkeys(self.estimate.notes + self._work_notes())),
             "missing_params": sorted(self.estimate.missing_params),
-            "assumed_trip_count": ASSUMED_TRIPS,
+            "assumed_iterations": self.estimate.assumed_iterations,
+            # what every inexact figure above rests on, and what would make it exact
+            "basis": "exact" if all_exact else "estimate",
+            "guesses": [g for g in self.estimate.guesses],
+            "totals": (f"per launch: {threads:,} threads (grid {'x'.join(map(str, self.launch.grid))}, block "
+                       f"{'x'.join(map(str, self.launch.block))})" if threads else
+                       ("per core (one program per core)" if self.module.isa == "ascend" else
+                        "per thread (give --grid and --block for whole-launch totals)")),
         }
         out["roofline"] = self.roofline(by_kind, gbytes * scale, scale)
         return out

@@ -43,6 +43,11 @@ def emit_operand(op: ir.Operand) -> str:
         return f"{emit_operand(op.first)}|{emit_operand(op.second)}"
     if isinstance(op, ir.Negated):
         return "!" + emit_operand(op.operand)
+    if isinstance(op, ir.Modified) and op.op == "-":
+        return "-" + emit_operand(op.operand)
+    if isinstance(op, ir.Sum):
+        sign = "-" if op.offset < 0 else "+"
+        return f"{emit_operand(op.base)}{sign}{abs(op.offset)}"
     if isinstance(op, ir.OperandList):
         return "(" + ", ".join(emit_operand(e) for e in op.items) + ")"
     raise TypeError(f"not an operand: {op!r}")
@@ -81,7 +86,7 @@ def emit_variable(v: ir.Variable) -> str:
 
 
 def emit_param(p: ir.Variable) -> str:
-    parts = [".param"]
+    parts = [".reg" if p.space == "reg" else ".param"]
     if p.align is not None:
         parts.append(f".align {p.align}")
     if p.vector:

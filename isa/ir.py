@@ -159,9 +159,20 @@ class Negated:
 
 
 @dataclass(frozen=True)
+class Sum:
+    """A register (or symbol) plus a constant as a source operand: ``st.u64 [x], temp + 1;``
+    (ptxas accepts it wherever a register source is allowed)."""
+
+    base: Operand
+    offset: int
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
 class Modified:
-    """A SASS source operand under a modifier: ``-R13`` (``op='-'``), ``|R2|`` (``'|'``), ``~URZ``
-    (``'~'``); ``suffix`` keeps what follows the bars (``|R5|.reuse``). ``!P0`` is :class:`Negated`."""
+    """A source operand under a modifier: SASS ``-R13`` (``op='-'``), ``|R2|`` (``'|'``), ``~URZ``
+    (``'~'``), PTX ``-%r2`` (``vmad.s32.s32.s32 %r1, -%r2, %r3, %r4;``); ``suffix`` keeps what
+    follows the bars (``|R5|.reuse``). ``!P0`` is :class:`Negated`."""
 
     operand: Operand
     op: str
@@ -177,7 +188,8 @@ class OperandList:
     span: Span = _span()
 
 
-Operand = Union[Register, Immediate, Symbol, Expression, Address, Vector, Sink, Pair, Negated, OperandList, Modified]
+Operand = Union[Register, Immediate, Symbol, Expression, Address, Vector, Sink, Pair, Negated, Sum, OperandList,
+                Modified]
 
 
 # --------------------------------------------------------------------------------------------
@@ -506,6 +518,14 @@ class Module:
     @property
     def variables(self) -> list[Variable]:
         return [i for i in self.items if isinstance(i, Variable)]
+
+    @property
+    def static_variables(self) -> list[Variable]:
+        """Module variables and the ``.global``/``.const`` variables declared inside functions
+        (``{ .global .u32 counter; ... }``), which have static storage like module ones."""
+        inner = [d for f in self.functions for d in f.declarations
+                 if isinstance(d, Variable) and d.space in ("global", "const")]
+        return self.variables + inner
 
     @property
     def files(self) -> dict[int, FileEntry]:

@@ -76,6 +76,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--sample", choices=("auto", "all"), default="auto",
                    help="with --timing: simulate a deterministic sample of a big launch's CTAs (auto) or all")
     p.add_argument("--trace", metavar="OUT.json", help="with --timing: write a Chrome/Perfetto trace")
+    p.add_argument("--sass", action="store_true",
+                   help="cost shared loads/stores as the SASS ptxas emits them (merged LDS.128...; needs ptxas "
+                        "and nvdisasm, a note otherwise)")
     try:
         ascend = importlib.import_module("sim.ascend.cli")
     except ModuleNotFoundError as exc:
@@ -167,13 +170,22 @@ def run_ptx(args) -> int:
     spec = L.load_launch(args.launch, args.kernel)
     fn = L.kernel_function(module, spec, args.kernel)
     decoded = L.load_inputs(spec, args.inputs) if args.inputs else None
-    heat = MemoryHeat() if args.heat else None
+    plan, sass_note = None, None
+    if getattr(args, "sass", False):
+        import isa.sass
+
+        sass_note = isa.sass.note()
+        if sass_note is None:
+            plan = isa.sass.shared_plan(module)
+    heat = MemoryHeat(shared_plan=plan) if args.heat or plan is not None else None
     timing = getattr(args, "timing", None)
     if timing and timing.lower() not in PTX_MACHINES:
         raise InputError(f"unknown timing model {timing!r}", expected=list(PTX_MACHINES))
     ex = L.execute(module, spec, fn.name, inputs=decoded, seed=args.seed, listeners=[heat] if heat else [],
                    **({"timing": timing.lower(), "sample": args.sample,
                       "trace": bool(getattr(args, "trace", None))} if timing else {}))
+    if sass_note:
+        print(f"note: {sass_note}; shared-memory costs follow the PTX accesses", file=sys.stderr)
     decoded, got, seconds = ex.inputs, ex.outputs, ex.seconds
     tm = dict(ex.timing) if ex.timing else None
     slices = tm.pop("_slices", []) if tm else []
@@ -221,19 +233,22 @@ def run_ptx(args) -> int:
                "dynamic_shared_bytes": spec.shared_bytes(module.target), "seconds": seconds,
                "stats": stats, "problems": [_problem_dict(p) for p in problems],
                "check": report.to_dict() if report else None, "ok": ok}
-        if tm:
-            out["timing"] = tm
-        if heat:
-            out["heat"] = {str(line): s.to_dict() for line, s in sorted(heat.by_line(fn).items())}
-        print(json.dumps(_plain(out), indent=1))
-    else:
-        print(_render_text(args.file, fn, spec, module, stats, seconds, problems, report, heat, args.heat))
-        if tm:
-            from sim.timing.report import render
+    plan, sass_note = None, None
+    if getattr(args, "sass", False):
+        import isa.sass
 
-            print(render(tm))
-            if not ex.complete:
-                print("  (outputs not checked: a sampled run computes only the sampled CTAs; --sample all for all)")
+        sass_note = isa.sass.note()
+        if sass_note is None:
+            plan = isa.sass.shared_plan(module)
+    heat = MemoryHeat(shared_plan=plan) if args.heat or plan is not None else None
+    timing = getattr(args, "timing", None)
+    if timing and timing.lower() not in PTX_MACHINES:
+        raise InputError(f"unknown timing model {timing!r}", expected=list(PTX_MACHINES))
+    ex = L.execute(module, spec, fn.name, inputs=decoded, seed=args.seed, listeners=[heat] if heat else [],
+                   **({"timing": timing.lower(), "sample": args.sample,
+                      "trace": bool(getattr(args, "trace", None))} if timing else {}))
+    if sass_note:
+        print(f"note: {sass_note}; shared-memory costs follow the PTX accesses", file=sys.stderr)
     return 0 if ok else 1
 
 
@@ -273,7 +288,7 @@ def _render_text(path, fn, spec, module, stats, seconds, problems, report, heat,
     ops = stats.get("opcodes")
     if isinstance(ops, dict) and ops:
         top = sorted(ops.items(), key=lambda kv: -kv[1])[:8]
-        lines.append("  top opcodes: " + ", ".join(f"{k} {v}" for k, v in top))
+        lines.append("  top opcodes (warp-instructions per launch): " + ", ".join(f"{k} {v}" for k, v in top))
     if problems:
         lines.append(f"undefined behaviour: {len(problems)} problem(s)")
         lines += ["  " + str(p) for p in problems]

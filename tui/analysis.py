@@ -62,7 +62,7 @@ class LoopInfo:
     last: int
     depth: int
     header: int = -1
-    trip: str = "?"
+    trip: str = "? iterations"
     exact: bool = False
     children: list["LoopInfo"] = field(default_factory=list)
 

@@ -71,7 +71,8 @@ def apply(ka: KernelAnalysis, module, fn, corpus, params) -> bool:
     for lp in ka.loops_flat():          # the same CFG (isa.cfg) the analyzer estimated on
         li = by_header.get(lp.header)
         if li is not None:
-            lp.trip = str(li.trips) if li.trips is not None else f"? (assumed {dyn.get('assumed_trip_count')})"
+            lp.trip = (f"{li.iterations} iterations" if li.iterations is not None
+                       else f"? (assumed {dyn.get('assumed_iterations')} iterations)")
             lp.exact = li.exact
     ka.missing = [m for m in ka.missing if "semantics table" in m]
     ka.missing += [f"analyzer: {n}" for n in dyn.get("notes", [])]

@@ -170,7 +170,7 @@ _op("shl", _w("b16 b32 b64"), summary="shl.b32 %r2, %r1, 2;")
 _op("shr", _w("b16 b32 b64 u16 u32 u64 s16 s32 s64"), summary="shr.s32 %r2, %r1, 31;")
 
 # ---- data movement and conversion ([ISA 9.7.9]) --------------------------------------------
-_op("mov", _w("pred b16 b32 b64 b128 u16 u32 u64 s16 s32 s64 f32 f64"), summary="mov.u32 %r10, %tid.x;")
+_op("mov", _w("pred b16 b32 b64 b128 u16 u32 u64 s16 s32 s64 f32 f64 v2 v4"), summary="mov.u32 %r10, %tid.x;")
 _op("shfl", _w("up down bfly idx b32"), summary="shfl.down.b32 %r2, %r1, 1, 31;", since="sm_30")
 _op("shfl.sync", _w("up down bfly idx b32"), loose=True, summary="shfl.sync.bfly.b32 %r27, %r26, 16, 31, -1;")
 _op("prmt", _w("b32 f4e b4e rc8 ecl ecr rc16"), summary="prmt.b32 %r65, %r11, %r15, %r64;")

@@ -236,6 +236,10 @@ class _Builder(Transformer):
         name = toks[-1]
         return _make_variable(self, "param", attrs, name, dims, None, (), self.span(name))
 
+    def reg_param(self, c):
+        """``.func (.reg .b32 rval) foo (.reg .b32 N)``: a parameter passed in a register."""
+        return replace(self.param(c), space="reg")
+
     def entry_head(self, c):
         self.last_loc = None  # reduced before the body: statements are reduced in source order after it
         name = c[0]
@@ -402,6 +406,18 @@ class _Builder(Transformer):
     def name_component(self, c):
         t = c[0]
         return ir.Register(t.value, c[1].value[1:], self.span(t))
+
+    def name_plus(self, c):
+        return ir.Sum(self.name(c), _int(c[1].value), self.span(c[0]))
+
+    def name_minus(self, c):
+        return ir.Sum(self.name(c), -_int(c[1].value), self.span(c[0]))
+
+    def minus_name(self, c):
+        return ir.Modified(self.name(c), "-", span=self.span(c[0]))
+
+    def minus_name_component(self, c):
+        return ir.Modified(self.name_component(c), "-", span=self.span(c[0]))
 
     def sink(self, c):
         return ir.Sink()
@@ -695,7 +711,9 @@ class _Resolver:
 
     def function(self, fn: ir.Function) -> ir.Function:
         self.next_id = 0
-        body = self.body(fn.body, 0, None)
+        # `.reg` parameters and results are registers of the function's body
+        regs = {p.name for p in fn.params + fn.returns if p.space == "reg"}
+        body = self.body(fn.body, 0, regs or None)
         return fn if body is fn.body else replace(fn, body=body)
 
     def body(self, stmts: tuple, sid: int, outer: set[str] | None) -> tuple:
@@ -780,7 +798,16 @@ class _Resolver:
         if t is ir.Symbol:
             if op.name in visible:
                 return ir.Register(op.name, span=op.span)
+            if op.name == "WARP_SZ":     # the predefined constant (ISA 4.5.1): the warp size
+                return ir.Immediate(32, "int", "WARP_SZ", op.span)
             return op
+        if t is ir.Sum:
+            new = self.operand(op.base, visible)
+            if type(new) is ir.Symbol:   # symbol + constant: an address expression
+                return ir.Expression(f"{new.name}{'-' if op.offset < 0 else '+'}{abs(op.offset)}")
+            if type(new) is ir.Immediate:
+                return ir.Immediate(new.value + op.offset, "int", emit_sum(new.text, op.offset), op.span)
+            return op if new is op.base else replace(op, base=new)
         if t is ir.Address:
             base = op.base
             if base is None:
@@ -793,13 +820,17 @@ class _Resolver:
         if t is ir.Pair:
             first, second = self.operand(op.first, visible), self.operand(op.second, visible)
             return op if first is op.first and second is op.second else replace(op, first=first, second=second)
-        if t is ir.Negated:
+        if t is ir.Negated or t is ir.Modified:
             new = self.operand(op.operand, visible)
             return op if new is op.operand else replace(op, operand=new)
         if t is ir.OperandList:
             items = tuple(self.operand(e, visible) for e in op.items)
             return op if all(a is b for a, b in zip(items, op.items)) else replace(op, items=items)
         return op
+
+
+def emit_sum(text: str, offset: int) -> str:
+    return f"{text}{'-' if offset < 0 else '+'}{abs(offset)}"
 
 
 def _validator():

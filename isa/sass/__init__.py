@@ -31,7 +31,7 @@ from .compile import (Compiled, Resources, Unavailable, compile_many, registers_
                       unavailable_note)
 
 __all__ = ["Resources", "Unavailable", "SassKernel", "Listing", "kernel", "listing", "listings", "resources",
-           "note", "available", "tools", "registers_allocated", "ptx_target"]
+           "note", "available", "tools", "registers_allocated", "ptx_target", "shared_plan"]
 
 
 def note() -> str | None:
@@ -152,6 +152,13 @@ class Listing:
                                       self.compiled.line_info, infos)
         return out
 
+    @cached_property
+    def shared_plan(self) -> dict:
+        """PTX line -> the shared accesses ptxas emitted for it (:mod:`isa.sass.shared`)."""
+        from .shared import shared_plan
+
+        return shared_plan(self.ptx, self.module) if self.module is not None else {}
+
     def kernel(self, name: str) -> SassKernel:
         if name not in self.kernels:
             raise InputError(f"no kernel named '{name}' in the SASS of {self.ptx.path or 'the module'}")
@@ -216,3 +223,10 @@ def resources(module_or_path, kernel: str) -> Resources:
     if r is None:
         raise InputError(f"ptxas reported no kernel named '{kernel}'")
     return r
+
+
+def shared_plan(module_or_path) -> dict:
+    """PTX line -> ``((byte offset, bytes per lane), ...)`` of the shared-memory accesses ptxas
+    emitted for it, for the simulator's bank model (``sim.memory.heat.MemoryHeat(shared_plan=...)``);
+    lines absent cost their PTX access. Raises :class:`Unavailable` without ptxas."""
+    return listing(module_or_path).shared_plan

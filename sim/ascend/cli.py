@@ -70,7 +70,8 @@ def run_ascend(args) -> int:
         "cores": res.launch.blocks, "functional": functional,
         "cycles": t.cycles, "seconds": t.seconds,
         "pipes": {p: {"busy_cycles": t.busy[p], "utilization": t.utilization[p]} for p in PIPE_ORDER},
-        "flags": t.flag_waits, "instructions": res.launch.instructions_executed,
+        "flags": t.flag_waits, "stalls": dict(sorted(t.stalls.cycles.items(), key=lambda kv: -kv[1])),
+        "instructions": res.launch.instructions_executed,
         "gm": {"bytes": t.gm_bytes, "unique_bytes": t.gm_unique_bytes, "l2_hit_rate": t.l2_hit_rate,
                "hbm_read_bytes": t.hbm_read_bytes, "hbm_writeback_bytes": t.hbm_writeback_bytes},
     }
@@ -125,6 +126,8 @@ def _text(o: dict, functional: bool) -> str:
         lines.append(f"  {p:<5} {v['busy_cycles']:>13.0f}   {v['utilization'] * 100:6.1f} %")
     for kind, pipes in o.get("pipes_by_core_kind", {}).items():
         lines.append(f"  {kind} cores: " + "  ".join(f"{p} {u * 100:.1f} %" for p, u in pipes.items()))
+    if o.get("stalls"):
+        lines.append("  stalls (cycles): " + ", ".join(f"{k} {v:.0f}" for k, v in list(o["stalls"].items())[:6]))
     if o["flags"]:
         lines.append("  flag waits: " + ", ".join(f"{k} {v['wait_cycles']:.0f} cycles/{v['waits']}"
                                                 for k, v in sorted(o["flags"].items())))

@@ -32,6 +32,8 @@ import numpy as np
 from isa.ascend.opcodes import PIPES
 from isa.errors import InputError, SimulationError
 
+from sim.timing import Queue, Stalls, Unit
+
 from .l2 import L2
 from .machine import AscendModel
 
@@ -81,6 +83,7 @@ class TimingResult:
     hbm_read_bytes: int = 0           # GM reads that missed L2
     hbm_writeback_bytes: int = 0      # dirty L2 data written back during the kernel
     utilization_by_kind: dict = field(default_factory=dict)   # mix launches: {'cube': {pipe: u}, 'vector': ...}
+    stalls: Stalls = field(default_factory=Stalls)            # every wait, by cause (sim.timing.Stalls)
 
 
 def ub_bank_cycles(reads: list[np.ndarray], writes: list[np.ndarray], m: AscendModel) -> np.ndarray:
@@ -165,34 +168,45 @@ class _CoreRun:
     flows: list
 
 
-def _schedule(core: int, events, m: AscendModel, price: Pricer, waits: dict | None, trace: bool, xtime: dict,
-              xslice: dict):
+def _schedule(core: int, events, m: AscendModel, price: Pricer, stalls: Stalls | None, waits: dict | None,
+              trace: bool, xtime: dict, xslice: dict):
     """One core's events through the scalar unit and its in-order pipe queues (a generator: it
     yields while a cross-core wait needs the time of a set another core has not reached yet, and
-    returns a :class:`_CoreRun`). ``xtime`` maps (core, eid) of every cross-core set to its time."""
-    busy = defaultdict(float)
+    returns a :class:`_CoreRun`). ``xtime`` maps (core, eid) of every cross-core set to its time.
+
+    Built on the shared timing layer: each pipe is a :class:`sim.timing.Unit` (free time, busy
+    cycles), each pipe's instruction queue a :class:`sim.timing.Queue` of ``queue_depth`` entries
+    that leave when they start, and every wait is charged to a cause in ``stalls``
+    (:class:`sim.timing.Stalls`): ``queue_full:<pipe>`` (the scalar unit waits for a queue slot),
+    ``flag:<src>-><dst>`` (a pipe, or the scalar unit, waits in ``wait_flag``), ``cross_core``
+    (``wait_flag_dev``), ``barrier`` (``pipe_barrier(PIPE_ALL)`` drains every pipe),
+    ``unit_flag`` (a FixPipe streaming from its mad waits for it beyond its pipe's own order).
+    """
+    units = {p: Unit(p) for p in PIPES}
+    queues = {p: Queue(p, m.queue_depth) for p in PIPES}
+    scalar = units["S"]
     slices: list[Slice] = []
     flows = []
-    depth = m.queue_depth
     lat = m.flag_latency
     issue = m.issue_cycles
     t_s = 0.0
-    free = {p: 0.0 for p in PIPES}
-    starts = {p: [] for p in PIPES}
     set_time: dict[int, float] = {}
     start_of = [0.0] * len(events)
     end_of = [0.0] * len(events)
     set_slice: dict[int, Slice] = {}
+    add = stalls.add if stalls is not None else (lambda cause, cycles, n=1: None)
+    note = (lambda ev, cycles: _wait(waits, ev, cycles)) if waits is not None else (lambda ev, cycles: None)
     for ev in events:
         t_s += ev.scal * issue
-        busy["S"] += ev.scal * issue
+        scalar.busy += ev.scal * issue
         p = ev.pipe
         kind = ev.kind
         if p == "ALL":
-            t = max(t_s, max(free.values()))
+            t = max(t_s, max(u.free_at for u in units.values()))
+            add("barrier", t - t_s)
             t_s = t
-            for q in free:
-                free[q] = t
+            for u in units.values():
+                u.free_at = max(u.free_at, t)
             start_of[ev.eid] = end_of[ev.eid] = t
             continue
         if p == "S":
@@ -201,38 +215,43 @@ def _schedule(core: int, events, m: AscendModel, price: Pricer, waits: dict | No
                 while any(k not in xtime for k in ev.pair):
                     yield
                 t_s = max(t_s, max(xtime[k] for k in ev.pair) + m.cross_core_latency)
-                if waits is not None:
-                    _wait(waits, ev, t_s - start)
+                add("cross_core", t_s - start)
+                note(ev, t_s - start)
             elif kind == "wait":
                 t_s = max(t_s, set_time[ev.pair] + lat)
-                if waits is not None:
-                    _wait(waits, ev, t_s - start)
+                add(_flag_cause(ev), t_s - start)
+                note(ev, t_s - start)
             elif kind == "set":
                 set_time[ev.eid] = t_s
             elif kind == "op":
                 d = price(ev)
                 t_s += d
-                busy["S"] += d
+                scalar.busy += d
             start_of[ev.eid], end_of[ev.eid] = start, t_s
             if trace:
-                s = Slice(core, p, start, t_s, ev.name, ev.idx, ev.eid, kind)
-                slices.append(s)
-                _link(s, ev, set_slice, flows, xslice)
+                sl = Slice(core, p, start, t_s, ev.name, ev.idx, ev.eid, kind)
+                slices.append(sl)
+                _link(sl, ev, set_slice, flows, xslice)
             continue
-        st = starts[p]
-        if len(st) >= depth and st[-depth] > t_s:
-            t_s = st[-depth]
-        start = max(t_s, free[p])
+        q = queues[p]
+        t_in, waited = q.admit(t_s)
+        add("queue_full:" + p, waited)
+        t_s = t_in
+        u = units[p]
+        start = max(t_s, u.free_at)
         if kind == "op":
             d = price(ev)
             if ev.unit_dep is not None:
                 dep = ev.unit_dep
-                start = max(start, start_of[dep] + m.mad_head)
+                ready = max(start, start_of[dep] + m.mad_head)
+                add("unit_flag", ready - start)
+                start = ready
                 tail = m.mover_head + 512.0 / m.mover_bw["l0c->gm"]  # the last 16x16 fractal
                 end = max(start + d, end_of[dep] + tail)
             else:
                 end = start + d
-            busy[p] += end - start
+            u.busy += end - start
+            u.work += 1
         elif kind == "set":
             end = start
             set_time[ev.eid] = start
@@ -241,18 +260,24 @@ def _schedule(core: int, events, m: AscendModel, price: Pricer, waits: dict | No
             xtime[(core, ev.eid)] = start
         elif kind == "wait":
             end = max(start, set_time[ev.pair] + lat)
-            if waits is not None:
-                _wait(waits, ev, end - start)
+            add(_flag_cause(ev), end - start)
+            note(ev, end - start)
         else:  # single-pipe barrier: queue already in order
             end = start
-        free[p] = end
-        st.append(start)
+        u.free_at = end
+        q.push(start)
         start_of[ev.eid], end_of[ev.eid] = start, end
         if trace:
-            s = Slice(core, p, start, end, ev.name, ev.idx, ev.eid, kind)
-            slices.append(s)
-            _link(s, ev, set_slice, flows, xslice)
-    return _CoreRun(max([t_s] + list(free.values())), busy, start_of, end_of, slices, flows)
+            sl = Slice(core, p, start, end, ev.name, ev.idx, ev.eid, kind)
+            slices.append(sl)
+            _link(sl, ev, set_slice, flows, xslice)
+    busy = {p: units[p].busy for p in PIPES}
+    return _CoreRun(max([t_s] + [u.free_at for u in units.values()]), busy, start_of, end_of, slices, flows)
+
+
+def _flag_cause(ev) -> str:
+    src, dst, _ = ev.key
+    return f"flag:{src}->{dst}"
 
 
 #: pipes of each kind of core of a mix launch (utilisation is over the cores that have the pipe)
@@ -276,7 +301,7 @@ def simulate(events_per_core, m: AscendModel, *, gm_bytes: int = 0, gm_unique: i
     share = m.hbm_bytes_per_cycle / n_gm
     first = Pricer(m, share, with_l2=False)
     order = []
-    for core, run in enumerate(_schedule_all(events_per_core, m, first, None, False)):
+    for core, run in enumerate(_schedule_all(events_per_core, m, first, None, None, False)):
         events = events_per_core[core]
         for ev in events:
             if _is_gm_move(ev):
@@ -303,12 +328,13 @@ def simulate(events_per_core, m: AscendModel, *, gm_bytes: int = 0, gm_unique: i
             ev.hbm_share = m.hbm_bytes_per_cycle / max(1, int(kk))
     price = Pricer(m, share)
     busy = defaultdict(float)
+    stalls = Stalls()
     waits: dict[str, dict] = {}
     core_cycles = []
     slices: list[Slice] = []
     flows = []
     runs_busy = []
-    for run in _schedule_all(events_per_core, m, price, waits, trace):
+    for run in _schedule_all(events_per_core, m, price, stalls, waits, trace):
         runs_busy.append(run.busy)
         for k, v in run.busy.items():
             busy[k] += v
@@ -330,14 +356,14 @@ def simulate(events_per_core, m: AscendModel, *, gm_bytes: int = 0, gm_unique: i
         util = {p: (busy[p] / (cycles * n) if cycles else 0.0) for p in PIPES}
     return TimingResult(cycles, cycles / m.hz, core_cycles, {p: busy[p] for p in PIPES}, util, waits, gm_bytes,
                         gm_unique, share, slices, flows, l2_hit_rate=l2.hit_rate, hbm_read_bytes=l2.miss_bytes,
-                        hbm_writeback_bytes=l2.writeback_bytes, utilization_by_kind=by_kind)
+                        hbm_writeback_bytes=l2.writeback_bytes, utilization_by_kind=by_kind, stalls=stalls)
 
 
-def _schedule_all(events_per_core, m, price, waits, trace) -> list[_CoreRun]:
+def _schedule_all(events_per_core, m, price, stalls, waits, trace) -> list[_CoreRun]:
     """Every core's schedule; cores take turns where cross-core flags make one wait for another."""
     xtime: dict = {}
     xslice: dict = {}
-    gens = [_schedule(core, events, m, price, waits, trace, xtime, xslice)
+    gens = [_schedule(core, events, m, price, stalls, waits, trace, xtime, xslice)
             for core, events in enumerate(events_per_core)]
     runs: list = [None] * len(gens)
     live = list(range(len(gens)))

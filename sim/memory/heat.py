@@ -15,7 +15,14 @@ the minimal number of sectors), so ``wavefronts / ideal`` is the replay factor t
 The same listener gives the launch totals of ``run_kernel``'s stats (:meth:`MemoryHeat.as_stats`),
 counted as Nsight Compute counts them: ``cp.async`` shared-memory writes (``async_store`` events)
 are not LSU shared stores and are skipped; global atomics/reductions have their own sector count
-(``l1tex__t_sectors_pipe_lsu_mem_global_op_atom/red``), apart from loads and stores.
+(``l1tex__t_sectors_pipe_lsu_mem_global_op_atom/red``), apart from loads and stores, and shared
+atomics their own wavefronts (``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom``: the bank model
+applied once, modelled, not measured), apart from ``op_ld``/``op_st``.
+
+Given a ``shared_plan`` (``isa.sass.shared_plan(module)``: what ptxas emitted for each PTX shared
+access, through ``-lineinfo``), shared loads and stores cost the SASS accesses: four
+``ld.shared.f32`` that ptxas merged into one ``LDS.128`` cost the LDS.128's wavefronts once, as
+Nsight Compute counts them.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ class Site:
     global_load_sectors: int = 0
     global_store_sectors: int = 0
     global_atomic_sectors: int = 0      # atom/red on global memory (ncu counts them apart)
+    shared_atomic_wavefronts: int = 0   # atom/red on shared memory (ncu's op_atom counter, apart from ld/st)
     global_ideal_sectors: int = 0
     shared_load_requests: int = 0       # warp-level requests (SASS instructions if ptxas kept them)
     shared_store_requests: int = 0
@@ -49,7 +57,7 @@ class Site:
 
     @property
     def shared_wavefronts(self) -> int:
-        return self.shared_load_wavefronts + self.shared_store_wavefronts
+        return self.shared_load_wavefronts + self.shared_store_wavefronts + self.shared_atomic_wavefronts
 
     @property
     def bank_conflicts(self) -> int:
@@ -87,9 +95,12 @@ class MemoryHeat:
 
     memory_only = True
 
-    def __init__(self) -> None:
+    def __init__(self, shared_plan: dict | None = None) -> None:
         self.sites: dict[int, Site] = {}
         self.lines: dict[int, int] = {}     # pc -> PTX line, from the events
+        # PTX line -> ((byte offset, bytes per lane), ...): the shared accesses ptxas emitted for it
+        # (isa.sass.shared_plan); a line absent costs its PTX access, () costs nothing (merged away)
+        self.shared_plan = shared_plan or {}
 
     def __call__(self, ev) -> None:
         kind = ev.kind
@@ -111,22 +122,23 @@ class MemoryHeat:
                 self.lines[ev.pc] = line
         site.executions += n
         if ev.space == "shared":
-            width = ev.width if ev.width in _WIDTHS else 4
             is_load = kind == "load"
-            wf, ideal, _ = shared_costs(ev.addresses, width, is_load, active)
-            w = int(wf.sum())
-            if kind == "atomic":     # read-modify-write: both directions
-                site.shared_load_wavefronts += w
-                site.shared_store_wavefronts += w
-                site.shared_ideal += 2 * int(ideal.sum())
-            elif is_load:
-                site.shared_load_wavefronts += w
-                site.shared_load_requests += n
+            parts = self.shared_plan.get(getattr(ev, "line", 0)) if kind != "atomic" and self.shared_plan else None
+            if parts is None:
+                parts = ((0, ev.width if ev.width in _WIDTHS else 4),)
+            for delta, width in parts:
+                addresses = ev.addresses if not delta else ev.addresses + np.uint64(delta)
+                wf, ideal, _ = shared_costs(addresses, width, is_load, active)
+                w = int(wf.sum())
                 site.shared_ideal += int(ideal.sum())
-            else:
-                site.shared_store_wavefronts += w
-                site.shared_store_requests += n
-                site.shared_ideal += int(ideal.sum())
+                if kind == "atomic":     # ATOMS: its own counter, neither ld nor st (ncu op_atom)
+                    site.shared_atomic_wavefronts += w
+                elif is_load:
+                    site.shared_load_wavefronts += w
+                    site.shared_load_requests += n
+                else:
+                    site.shared_store_wavefronts += w
+                    site.shared_store_requests += n
         else:
             s = int(np.sum(global_sectors(ev.addresses, ev.width, active)))
             lanes = active.sum(axis=-1)
@@ -153,6 +165,7 @@ class MemoryHeat:
         return {
             "shared_load_wavefronts": t.shared_load_wavefronts,
             "shared_store_wavefronts": t.shared_store_wavefronts,
+            "shared_atomic_wavefronts": t.shared_atomic_wavefronts,
             "shared_load_requests": t.shared_load_requests,
             "shared_store_requests": t.shared_store_requests,
             "global_load_sectors": t.global_load_sectors,

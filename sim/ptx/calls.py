@@ -173,3 +173,4 @@ class Frame:
     copies: tuple                              # (callee retval offset, caller retval offset, size)
     saved: tuple | None = None                 # recursion: saved registers and memory
     info: FunctionInfo | None = None           # the callee
+    reg_copies: tuple = ()                     # .reg results: (callee register reader, caller writer)

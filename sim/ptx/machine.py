@@ -249,7 +249,8 @@ class LaunchState:
             self._declare_registers(info)
 
         # program
-        self.instructions = [ins for info in self.funcs for ins in info.fn.instructions]
+        self.code = [self._expand_vectors(info) for info in self.funcs]
+        self.instructions = [ins for code in self.code for ins in code]
         self.reconv = []
         for info in self.funcs:
             self.cur = info
@@ -284,7 +285,7 @@ class LaunchState:
         self.prog = []
         for info in self.funcs:
             self.cur = info
-            self.prog += [build(self, info.base + i, ins) for i, ins in enumerate(info.fn.instructions)]
+            self.prog += [build(self, info.base + i, ins) for i, ins in enumerate(self.code[info.fid])]
         self.cur = self.funcs[0]
         n = len(self.prog)
         self.pc_warps = [0] * n
@@ -384,7 +385,7 @@ class LaunchState:
 
         chunks = []
         off = 0
-        for v in module.variables:
+        for v in module.static_variables:
             if v.space != "const":
                 continue
             a = v.align or v.element_bytes
@@ -398,26 +399,80 @@ class LaunchState:
             self.const.data[o:o + len(b)] = np.frombuffer(b, dtype=np.uint8)
 
     def _declare_registers(self, info) -> None:
+        """Register types by register-file key; a vector register ``.reg .v4 .b32 v;`` is its
+        components ``v.x`` .. ``v.w``; ``.reg`` parameters and results are registers of the function."""
         prefix = f"{info.fid}:" if info.fid else ""
+        if not hasattr(self, "vector_regs"):
+            self.vector_regs: dict[str, int] = {}
+        for p in info.fn.params + info.fn.returns:
+            if p.space == "reg":
+                self.reg_types[prefix + p.name] = p.type
 
         def visit(body, sid):
             for s in body:
                 if isinstance(s, ir.RegisterDecl):
+                    n = {"v2": 2, "v4": 4, "v8": 8}.get(s.vector or "", 0)
                     for name in s.expanded():
-                        key = name if sid == 0 else f"{name}@{sid}"
-                        self.reg_types[prefix + key] = s.type
+                        key = prefix + (name if sid == 0 else f"{name}@{sid}")
+                        if n:
+                            self.vector_regs[key] = n
+                            for c in _COMPONENTS[:n]:
+                                self.reg_types[f"{key}.{c}"] = s.type
+                        else:
+                            self.reg_types[key] = s.type
                 elif isinstance(s, ir.Scope):
                     visit(s.body, s.id)
 
         visit(info.fn.body or (), 0)
+
+    def _expand_vectors(self, info) -> list:
+        """The function's instructions with every whole vector register written out as the vector
+        of its components (``st.global.v4.u32 [%rd1], v;`` -> ``... {v.x, v.y, v.z, v.w};``)."""
+        self.cur = info
+        out = []
+        for ins in info.fn.instructions:
+            ops = ins.operands
+            if self.vector_regs and any(self._is_vector(o, ins) for o in ops):
+                ops = tuple(self._as_components(o, ins) for o in ops)
+                ins = ir.Instruction(ins.opcode, ins.modifiers, ops, ins.guard, span=ins.span, loc=ins.loc,
+                                     scope=ins.scope)
+            out.append(ins)
+        return out
+
+    def _is_vector(self, o, ins) -> bool:
+        return isinstance(o, ir.Register) and o.component is None and self.reg_key(o.name, ins.scope) in self.vector_regs
+
+    def _as_components(self, o, ins):
+        if not self._is_vector(o, ins):
+            return o
+        n = self.vector_regs[self.reg_key(o.name, ins.scope)]
+        return ir.Vector(tuple(ir.Register(o.name, c, o.span) for c in _COMPONENTS[:n]))
 
     def reg_key(self, name: str, scope: int) -> str:
         """The register file key of ``name`` in ``scope`` of the function being decoded."""
         key = self.cur.fn.register_key(name, scope)
         return f"{self.cur.fid}:{key}" if self.cur.fid else key
 
-    def reg(self, name: str, scope: int) -> tuple[np.ndarray, str]:
-        key = self.reg_key(name, scope)
+    def component(self, op: ir.Register, ins: ir.Instruction) -> tuple[np.ndarray, str]:
+        """The store of a vector register's component (``v.x``, ``v.g``), with an error that says
+        what is wrong when ``op`` names no component of a declared vector register."""
+        key = self.reg_key(op.name, ins.scope)
+        comp = {"r": "x", "g": "y", "b": "z", "a": "w"}.get(op.component, op.component)
+        n = self.vector_regs.get(key)
+        if n is None:
+            if key in self.reg_types:
+                what = (f"'.{op.component}' is a byte/half-word selector, allowed only in video instructions"
+                        if op.component[0] in "bh" and len(op.component) > 1 else
+                        f"'.{op.component}' selects a component of a vector register, but '{op.name}' is declared "
+                        f".{self.reg_types[key]} (not .v2/.v4)")
+                raise self.error(what, ins)
+            raise self.error(f"register '{op.name}' is not declared (nor a special register)", ins)
+        if comp not in _COMPONENTS[:n]:
+            raise self.error(f"'{op.text}': a .v{n} register has components {', '.join(_COMPONENTS[:n])}", ins)
+        return self.reg(f"{op.name}.{comp}", ins.scope, key=f"{key}.{comp}")
+
+    def reg(self, name: str, scope: int, key: str | None = None) -> tuple[np.ndarray, str]:
+        key = key or self.reg_key(name, scope)
         arr = self.regs.get(key)
         if arr is None:
             t = self.reg_types.get(key)
@@ -449,13 +504,27 @@ class LaunchState:
         if isinstance(op, ir.Immediate):
             return _const(imm_value(op, t))
         if isinstance(op, ir.Register):
-            if op.component is not None or op.name in SPECIAL:
+            if op.name in SPECIAL:
                 return self.special(op, t, ins)
+            if op.component is not None:
+                key = self.reg_key(op.name, ins.scope)
+                if key not in self.vector_regs and key not in self.reg_types:
+                    return self.special(op, t, ins)       # names the unsupported special register
+                store, _ = self.component(op, ins)
+                return _reader(store, t)
             store, _ = self.reg(op.name, ins.scope)
             return _reader(store, t)
+        if isinstance(op, ir.Modified) and op.op == "-":   # -a: negated in the instruction's type
+            inner = self.src(op.operand, t, ins)
+            return lambda: np.negative(inner())
         if isinstance(op, ir.Negated):
             inner = self.src(op.operand, "pred", ins)
             return lambda: ~inner()
+        if isinstance(op, ir.Sum):            # reg + imm: added (wrapping) in the instruction's type
+            base = self.src(op.base, t, ins)
+            k = imm_value(ir.Immediate(op.offset), t) if compute_dtype(t).kind in "ui" else \
+                compute_dtype(t).type(op.offset)
+            return lambda: base() + k
         if isinstance(op, ir.Symbol):
             space, addr = self.symbol(op.name, ins)
             return _const(compute_dtype(t).type(addr) if compute_dtype(t).kind in "ui" else addr)
@@ -467,7 +536,7 @@ class LaunchState:
         if isinstance(op, ir.Sink) or op is None:
             return SINK
         if isinstance(op, ir.Register):
-            store, _ = self.reg(op.name, ins.scope)
+            store, _ = self.component(op, ins) if op.component is not None else self.reg(op.name, ins.scope)
             return Writer(store, t)
         raise self.error(f"unsupported destination {op!r}", ins)
 
@@ -1144,7 +1213,7 @@ class LaunchState:
             e[5] = mask
 
     # ------------------------------------------------------------------ calls
-    def begin_call(self, stack: list, info, mask: np.ndarray, arg_slots, ret_slots) -> None:
+    def begin_call(self, stack: list, info, mask: np.ndarray, arg_slots, ret_slots, reg_rets=()) -> None:
         """Threads ``mask`` enter function ``info``: copy arguments, push a frame and its entry."""
         from .calls import Frame
 
@@ -1163,7 +1232,7 @@ class LaunchState:
             n = min(ssize, dsize)
             cp[lanes, dst:dst + n] = cp[lanes, src:src + n]
         copies = tuple((r[0], c[0], min(r[1], c[1])) for r, c in zip(info.returns, ret_slots))
-        self.frames.append(Frame(len(stack), lanes, copies, saved, info))
+        self.frames.append(Frame(len(stack), lanes, copies, saved, info, reg_rets))
         stack.append(self.entry(info.base, -1, mask))
 
     def end_call(self, stack: list) -> None:
@@ -1172,6 +1241,7 @@ class LaunchState:
         cp = self.callparams.data[:self.T * self.callparams.stride].reshape(self.T, self.callparams.stride)
         lanes = frame.lanes
         results = [cp[lanes, src:src + n].copy() for src, _, n in frame.copies]
+        reg_results = [np.broadcast_to(np.asarray(rd()), (self.T,))[lanes].copy() for rd, _ in frame.reg_copies]
         if frame.saved is not None:
             regs, loc, par = frame.saved
             for k, v in regs.items():
@@ -1182,6 +1252,8 @@ class LaunchState:
             cp[:, p0:p1] = par
         for (_, dst, n), v in zip(frame.copies, results):
             cp[lanes, dst:dst + n] = v
+        for (_, w), v in zip(frame.reg_copies, reg_results):
+            w.at(v, lanes)
 
     def leave_function(self, stack: list, mask: np.ndarray) -> None:
         """``ret`` in a device function: threads ``mask`` leave the innermost frame."""
@@ -1197,6 +1269,9 @@ class LaunchState:
         for e in stack:
             e[2] = e[2] & keep
             self.refresh(e)
+
+
+_COMPONENTS = ("x", "y", "z", "w", "e4", "e5", "e6", "e7")
 
 
 SPECIAL = frozenset({"%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid",

@@ -101,7 +101,7 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
             buf_of_param[i] = len(allocations)
             label = buffer_names[i] if buffer_names is not None and i < len(buffer_names) else p.name
             allocations.append((label, np.ascontiguousarray(a), i))
-    globals_ = [v for v in module.variables if v.space == "global"]
+    globals_ = [v for v in module.static_variables if v.space == "global"]
     for v in globals_:
         size = v.size_bytes or 0
         allocations.append((v.name, flatten_initializer(v, {}, size), None))

@@ -210,3 +210,15 @@ def occupancy(machine, registers_per_thread: int, shared_bytes_per_cta: int, thr
                      limiter=limiters[0], limiters=limiters, limits=limits, carveout_bytes=carveout_bytes,
                      shared_bytes_allocated=alloc, registers_per_thread=int(registers_per_thread),
                      registers_allocated=regs_alloc)
+
+
+def kernel_occupancy(module_or_path, kernel: str, threads_per_cta: int, dynamic_shared_bytes: int = 0,
+                     machine="h200", **options) -> Occupancy:
+    """Occupancy of a PTX kernel as ptxas compiled it: registers as ``isa.sass.resources`` gives
+    them (``registers_allocated``, what ncu's ``launch__registers_per_thread`` shows) and its static
+    shared memory plus ``dynamic_shared_bytes``. Raises ``isa.sass.Unavailable`` without ptxas."""
+    import isa.sass
+
+    r = isa.sass.resources(module_or_path, kernel)
+    return occupancy(machine, r.registers_allocated, r.shared_bytes + int(dynamic_shared_bytes), threads_per_cta,
+                     **options)

@@ -40,7 +40,7 @@ def test_analyzer_runs_on_ascend_modules():
     assert k["dynamic"]["roofline"] is None                   # no GPU roofline for DaVinci
     assert k["loops"][0]["exact"] is False
     copy = r.infos[1]
-    assert k["dynamic"]["bytes"][copy.space]["value"] == copy.bytes * (1 + 16)   # loop assumed 16 trips
+    assert k["dynamic"]["bytes"][copy.space]["value"] == copy.bytes * 16   # loop assumed 16 iterations
 
 
 def test_unknown_machine_is_an_error_for_ascend_too(capsys):

@@ -51,7 +51,7 @@ def test_json_has_the_listed_keys(corpus, capsys):
     assert k["classes"]["FP32_FMA"] == 5
     assert k["flops"]["total"] == 2 * 2048 ** 3
     assert k["dynamic"]["flops"]["exact"] is False and "value" in k["dynamic"]["instructions"]
-    assert k["loops"][0]["trip_count"] == 511 and k["loops"][0]["exact"] is True
+    assert k["loops"][0]["iterations"] == 512 and k["loops"][0]["exact"] is True
     assert k["expectations"] == [{"expectation": "ld.global>=10", "name": "ld.global", "op": ">=", "count": 10,
                                   "found": 10, "result": "pass", "level": "ptx", "lines": k["expectations"][0]["lines"],
                                   "nearest": []}]

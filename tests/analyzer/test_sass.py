@@ -102,3 +102,23 @@ def test_kernel_check_sass_skips_without_tools(no_tools):
     with pytest.raises(pytest.skip.Exception) as e:
         k.sass.uses("LDS")
     assert "ptxas" in str(e.value)
+
+
+def test_kernlens_run_sass_costs_the_merged_loads(tools, capsys):
+    from kernlens.cli import main as kmain
+
+    spec = f"{EXAMPLES / 'manifest.json'}#sgemm_tiled"
+    assert kmain(["run", str(SGEMM), "--launch", spec, "--json", "--sass"]) == 0
+    sass = json.loads(capsys.readouterr().out)["stats"]
+    assert kmain(["run", str(SGEMM), "--launch", spec, "--json"]) == 0
+    ptx = json.loads(capsys.readouterr().out)["stats"]
+    ncu = json.loads((EXAMPLES / "h200" / "ncu_metrics.json").read_text())["kernels"]["sgemm_tiled"]
+    assert sass["shared_load_wavefronts"] == ncu["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] == 6912
+    assert ptx["shared_load_wavefronts"] == 9216          # the PTX's 16 scalar loads per tile
+
+
+def test_kernlens_run_sass_without_tools_notes_it(no_tools, capsys):
+    from kernlens.cli import main as kmain
+
+    assert kmain(["run", str(SGEMM), "--launch", f"{EXAMPLES / 'manifest.json'}#sgemm_tiled", "--sass"]) == 0
+    assert "note: SASS needs ptxas" in capsys.readouterr().err

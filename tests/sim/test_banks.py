@@ -149,16 +149,36 @@ def test_heat_accumulates_per_instruction_and_per_line():
     assert (s5.shared_store_wavefronts, s5.shared_ideal, s5.replay) == (4, 4, 1.0)
     assert (s7.global_load_sectors, s7.global_ideal_sectors, s7.replay) == (32, 4, 8.0)
     assert (s8.global_store_sectors, s8.global_ideal_sectors) == (1, 1)
-    assert (s9.shared_load_wavefronts, s9.shared_store_wavefronts) == (1, 1)
+    assert (s9.shared_load_wavefronts, s9.shared_store_wavefronts, s9.shared_atomic_wavefronts) == (0, 0, 1)
     assert 4 not in heat.sites
     tot = heat.totals()
-    assert tot.shared_load_wavefronts == 66 and tot.global_sectors == 33
+    assert tot.shared_load_wavefronts == 65 and tot.shared_atomic_wavefronts == 1 and tot.global_sectors == 33
     fn = SimpleNamespace(instructions=[SimpleNamespace(span=SimpleNamespace(line=100 + pc // 2)) for pc in range(10)])
     lines = heat.by_line(fn)
     assert lines[101].shared_load_wavefronts == 65 and lines[102].shared_store_wavefronts == 4
     assert lines[103].global_sectors == 32
-    assert lines[104].global_sectors == 1 and lines[104].shared_wavefronts == 2   # pcs 8 and 9
+    assert lines[104].global_sectors == 1 and lines[104].shared_wavefronts == 1   # pcs 8 and 9
     assert lines[104].to_dict()["bank_conflicts"] == 0 and lines[104].executions == 2
+
+
+def test_heat_follows_a_shared_plan():
+    from types import SimpleNamespace
+
+    from sim.memory.heat import MemoryHeat
+    rows = 128 * L                                  # lane l reads row l of a 32x32 f32 tile: 32-way conflict
+    heat = MemoryHeat(shared_plan={10: ((0, 16),), 11: (), 12: (), 13: (), 20: ((0, 8), (8, 8))})
+    for line, off in ((10, 0), (11, 4), (12, 8), (13, 12)):  # four ld.shared.f32 ptxas merged into one LDS.128
+        ev = _event(line, "shared", "load", 4, np.stack([rows + off]))
+        heat(SimpleNamespace(**vars(ev), line=line))
+    ev = _event(20, "shared", "store", 16, np.stack([16 * L]))   # st.shared.v4 emitted as two STS.64
+    heat(SimpleNamespace(**vars(ev), line=20))
+    t = heat.totals()
+    # one LDS.128 of 32 rows: 4 quarter-warps x 8 distinct words per bank = 32 wavefronts, one request
+    assert (t.shared_load_wavefronts, t.shared_load_requests) == (32, 1)
+    assert (t.shared_store_wavefronts, t.shared_store_requests) == (8, 2)
+    plain = MemoryHeat()
+    plain(_event(10, "shared", "load", 4, np.stack([rows])))
+    assert plain.totals().shared_load_wavefronts == 32          # each scalar load alone costs 32 too
 
 
 def test_heat_skips_cp_async_shared_writes_and_counts_global_atomics_apart():

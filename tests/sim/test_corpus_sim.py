@@ -8,8 +8,10 @@ module, so each kernel is simulated once however many assertions read it) and mu
 * on sm_90, equal the H200's own outputs (``h200/io_sm90/*.npz``, ``got_*``) bit for bit where
   the PTX fixes every rounding (:data:`BIT_EXACT`), and reach the floor in
   :data:`BIT_EXACT_FLOOR` elsewhere (each floor says why);
-* on sm_90, give the shared-memory load/store wavefronts Nsight Compute counted (within 2 %),
-  except the kernels in :data:`WAVEFRONTS_DIFFER`, whose reasons docs/simulator.md explains.
+* on sm_90, give exactly the shared-memory load/store wavefronts Nsight Compute counted, and
+  as many shared load/store instructions as the SASS executed, for every kernel with shared memory:
+  the bank model then costs the accesses ptxas emitted (``isa.sass.shared_plan``, through
+  ``-lineinfo``: merged ``LDS.128`` included), so this needs ptxas + nvdisasm and skips without.
 """
 
 from __future__ import annotations
@@ -85,6 +87,16 @@ def _module(path: str):
 _RUNS: dict = {}
 
 
+def _sass_listeners(module) -> list:
+    """A memory listener that costs the shared accesses ptxas emitted, where SASS can be had."""
+    import isa.sass
+    from sim.memory.heat import MemoryHeat
+
+    if not isa.sass.available():
+        return []
+    return [MemoryHeat(shared_plan=isa.sass.shared_plan(module))]
+
+
 def run_case(name: str, target: str):
     """(Execution, expected outputs) of one entry on one target, simulated once per session."""
     corpus_or_skip()
@@ -94,7 +106,8 @@ def run_case(name: str, target: str):
         e = ENTRIES[name]
         try:
             spec = L.spec_from_entry(e, source=str(CORPUS / "manifest.json"))
-            ex = L.execute(_module(e["ptx"][target]), spec, e["entry"])
+            module = _module(e["ptx"][target])
+            ex = L.execute(module, spec, e["entry"], listeners=_sass_listeners(module))
             ref = getattr(_reference_module(), e["reference"])
             expected = ref({k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in ex.inputs.items()})
             _RUNS[key] = (ex, expected, None)
@@ -192,20 +205,12 @@ def _ncu_sass(name):
     return None
 
 
-#: kernels where ptxas merged four ld.shared.f32 of consecutive words (As[row][k..k+3]) into one
-#: LDS.128, so Nsight Compute counts other wavefronts than the PTX accesses cost (docs/simulator.md).
-#: value: (address of lane l in the merged LDS.128, why)
-WAVEFRONTS_DIFFER: dict[str, tuple[object, str]] = {
-    "sgemm_smem_tiled32": (lambda lane: 0 * lane, "As[ty][k]: warp-uniform (broadcast) row"),
-    "sgemm_regblock1d": (lambda lane: 0 * lane, "As[(trow*8+i)*8+k]: warp-uniform row"),
-    "sgemm_smem_conflict": (lambda lane: 128 * lane, "As[lane][k]: 32 rows of 128 bytes"),
-}
-
-
 @pytest.mark.parametrize("name", SM90)
 def test_shared_wavefronts_match_nsight_compute(name):
     corpus_or_skip()
-    from sim.memory.banks import shared_wavefronts
+    import isa.sass
+    if not isa.sass.available():
+        pytest.skip("Nsight Compute counts the shared accesses ptxas emitted (it merges some): " + isa.sass.note())
     ncu = _ncu(name)
     if ncu is None:
         pytest.skip(f"no Nsight Compute launch metrics for {name}")
@@ -216,21 +221,6 @@ def test_shared_wavefronts_match_nsight_compute(name):
     sass = _ncu_sass(name)
     print(f"{name}: wavefronts ld/st sim {sim[0]}/{sim[1]} ncu {ncu[0]}/{ncu[1]}; "
           f"requests sim {req[0]}/{req[1]} SASS {sass[0]}/{sass[1]}")
-    # stores: ptxas never merged or split them in this corpus
-    assert abs(sim[1] - ncu[1]) <= 0.02 * ncu[1] and req[1] == sass[1]
-    if name not in WAVEFRONTS_DIFFER:
-        assert abs(sim[0] - ncu[0]) <= 0.02 * ncu[0], f"sim ld {sim[0]} vs ncu {ncu[0]}"
-        if "ldmatrix" not in (CORPUS / ENTRIES[name]["ptx"]["sm_90"]).read_text():
-            assert req[0] == sass[0]      # LDSM is not in the SASS op_shared_ld counter
-        return
-    # merged kernels: 3 of every 4 scalar A-tile loads disappeared into an LDS.128; recompute the
-    # loads' wavefronts with the merged access and the H200 model, and get ncu's count exactly
-    addr, _why = WAVEFRONTS_DIFFER[name]
-    lanes = np.arange(32)
-    merged_away = req[0] - sass[0]
-    assert merged_away > 0 and merged_away % 3 == 0
-    a_loads = merged_away // 3 * 4
-    per_scalar = shared_wavefronts(addr(lanes) + 4 * 0, 4, True)
-    per_vector = shared_wavefronts(addr(lanes), 16, True)
-    predicted = sim[0] - a_loads * per_scalar + a_loads // 4 * per_vector
-    assert predicted == ncu[0], (predicted, ncu[0])
+    assert sim == ncu and req[1] == sass[1]
+    if "ldmatrix" not in (CORPUS / ENTRIES[name]["ptx"]["sm_90"]).read_text():
+        assert req[0] == sass[0]      # LDSM is not in the SASS op_shared_ld counter

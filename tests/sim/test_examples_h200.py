@@ -84,6 +84,23 @@ def test_sgemm_tile_loads_differ_from_ncu_only_by_the_lds128_merge():
     assert ncu("sgemm_tiled", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum") == warp_tiles * (32 - 8)
 
 
+def test_sgemm_tile_loads_through_the_sass_equal_nsight_compute():
+    # the same launch, costing the shared accesses ptxas emitted (the LDS.128 of the SASS listing
+    # kept in tests/isa/sass/data, mapped to PTX lines through -lineinfo): ncu's count exactly
+    from isa.sass.parser import parse
+    from isa.sass.shared import shared_plan
+    from sim.memory.heat import MemoryHeat
+
+    module = isa.load(ptx("sgemm_tiled"))
+    listing = EXAMPLES.parent / "tests" / "isa" / "sass" / "data" / "sgemm_tiled.sm_90.sass"
+    plan = shared_plan(module, parse(listing.read_text()))
+    assert sorted(set(plan.values())) == [(), ((0, 16),)]
+    spec = launch.load_launch(f"{EXAMPLES / 'manifest.json'}#sgemm_tiled")
+    ex = launch.execute(module, spec, listeners=[MemoryHeat(shared_plan=plan)])
+    assert ex.stats["shared_load_wavefronts"] == ncu("sgemm_tiled", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum")
+    assert ex.stats["shared_store_wavefronts"] == ncu("sgemm_tiled", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum")
+
+
 @pytest.mark.parametrize("name", KERNELS + ["missing_sync", "uninit_smem"])
 def test_global_load_sectors_equal_nsight_compute(name):
     _, ex = run(name)

@@ -1,6 +1,6 @@
 """The Loops tab: a tree of loops with trip counts and the instructions that matter inside.
 
-A node reads ``loop L370–L753  depth 1  trips ?`` and its leaves ``L512  tensor core  mma.sync…``;
+A node reads ``loop L370–L753  depth 1  ? (assumed 16 iterations)`` and its leaves ``L512  tensor core  mma.sync…``;
 each node's data is a PTX line, so selecting it jumps the code view there.
 """
 
@@ -43,7 +43,7 @@ class LoopTree(Tree[int]):
             for lp in loops:
                 first, last = lines[lp.first], lines[min(lp.last, len(lines) - 1)]
                 trip = lp.trip + ("" if lp.exact or lp.trip.startswith("?") else " (estimate)")
-                node = parent.add(Text(f"loop L{first}–L{last}  depth {lp.depth}  trips {trip}"), data=first,
+                node = parent.add(Text(f"loop L{first}–L{last}  depth {lp.depth}  {trip}"), data=first,
                                   expand=True)
                 for i in hot_instructions(doc, lp):
                     n = a.notes[i]

@@ -136,4 +136,4 @@ def guard_mask(M, ins: ir.Instruction):
     return lambda: P
 
 
-from . import control, convert, floating, integer, memory, tensor_ops, warp  # noqa: E402,F401
+from . import control, convert, floating, integer, memory, tensor_ops, video, warp  # noqa: E402,F401

@@ -15,6 +15,7 @@ import numpy as np
 
 from isa import ir
 
+from ..machine import Writer, _reader
 from . import guard_mask, not_implemented, op
 
 
@@ -99,14 +100,39 @@ def _slots(M, ins, items, what):
     return tuple(out)
 
 
+def _register_bindings(M, ins, info, formals, actuals, what):
+    """Split a call's ``actuals`` into the ones bound to ``.param`` formals (returned as they are,
+    for :func:`_slots`) and ``(reader, writer)`` pairs for ``.reg`` formals::
+
+        .func (.reg .b32 a, .reg .b32 b) two(.reg .b32 x) ...   call (%r2, %r3), two, (%r1);
+
+    arguments read the caller's operand and write the callee's register; results read the
+    callee's register and write the caller's."""
+    if not any(p.space == "reg" for p in formals):
+        return actuals, ()
+    if len(actuals) > len(formals):
+        raise M.error(f"call passes {len(actuals)} {what} to {info.fn.name}, which has {len(formals)}", ins)
+    slots, regs = [], []
+    for a, p in zip(actuals, formals):
+        if p.space != "reg":
+            slots.append(a)
+            continue
+        callee = M.reg(p.name, 0, key=f"{info.fid}:{p.name}")[0]
+        if what == "arguments":
+            regs.append((M.src(a, p.type, ins), Writer(callee, p.type)))
+        else:
+            if not isinstance(a, ir.Register):
+                raise M.error(f"call result for .reg '{p.name}' of {info.fn.name} must be a register, got {a!r}", ins)
+            regs.append((_reader(callee, p.type), M.dst(a, p.type, ins)))
+    return tuple(slots), tuple(regs)
+
+
 @op("call")
 def _call(M, pc, ins, canon, ms, mods):
     """``call.uni (retval0), f, (param0, param1);`` and ``call (retval0), %rd10, (param0), proto;``"""
     from ..calls import call_parts
 
     rets, callee, args, _ = call_parts(ins)
-    ret_slots = _slots(M, ins, rets, "results")
-    arg_slots = _slots(M, ins, args, "arguments")
     G = guard_mask(M, ins)
     nxt = pc + 1
     if isinstance(callee, ir.Symbol) or (isinstance(callee, ir.Register) and callee.name in M.func_by_name):
@@ -115,13 +141,24 @@ def _call(M, pc, ins, canon, ms, mods):
             fn = next((f for f in M.module.functions if f.name == callee.name), None)
             what = "an external function without a body" if fn is not None else "not a function of this module"
             return not_implemented(M, ins, f"call to '{callee.name}' ({what})")
+        args, reg_args = _register_bindings(M, ins, info, info.fn.params, args, "arguments")
+        rets, reg_rets = _register_bindings(M, ins, info, info.fn.returns, rets, "results")
+        ret_slots = _slots(M, ins, rets, "results")
+        arg_slots = _slots(M, ins, args, "arguments")
 
         def call(M, stack, top):
             mask = top[2] if G is None else top[2] & G()
             top[0] = nxt
             if mask is top[2] or mask.any():
-                M.begin_call(stack, info, mask.copy(), arg_slots, ret_slots)
+                if reg_args:
+                    lanes = np.flatnonzero(mask)
+                    vals = [np.broadcast_to(np.asarray(a()), (M.T,))[lanes] for a, _ in reg_args]
+                    for (_, w), v in zip(reg_args, vals):
+                        w.at(v, lanes)
+                M.begin_call(stack, info, mask.copy(), arg_slots, ret_slots, reg_rets)
         return 1, call
+    ret_slots = _slots(M, ins, rets, "results")
+    arg_slots = _slots(M, ins, args, "arguments")
 
     target = M.src(callee, "u64", ins)
 

@@ -76,6 +76,20 @@ def _mov(M, pc, ins, canon, ms, mods):
     dst, src = ins.operands[0], ins.operands[1]
     if t == "b128":
         return _mov_b128(M, ins, dst, src)
+    vec = next((int(m[1:]) for m in mods if m in ("v2", "v4")), 0)
+    if vec:                                  # mov.v4.b32 v, {a, b, c, d}: element by element
+        ds, ss = (list(o.elements) if isinstance(o, ir.Vector) else None for o in (dst, src))
+        if ds is None or ss is None or len(ds) != vec or len(ss) != vec:
+            raise M.error(f"mov.v{vec} moves a .v{vec} vector: both operands must be vector registers "
+                          f"or {vec}-element {{...}} lists", ins)
+        outs = [M.dst(e, t, ins) for e in ds]
+        ins_ = [M.src(e, t, ins) for e in ss]
+
+        def vmov(m):
+            vals = [a() for a in ins_]       # read every source first: {v.y, v.x} swaps
+            for o, v in zip(outs, vals):
+                o.m(v, m)
+        return vmov
     if isinstance(src, ir.Vector):           # pack
         n = len(src.elements)
         ew = 8 * nbytes(t) // n

@@ -121,15 +121,19 @@ def carry(M) -> np.ndarray:
 
 
 def add_with_carry(a, b, cin, sub: bool):
-    """Unsigned ``a + b + cin`` (or ``a - (b + cin)``) wrapped to the width, and the carry-out
-    (borrow-out for a subtraction), all elementwise: the ISA's ``addc``/``subc`` (9.7.2)."""
+    """Unsigned ``a + b + cin`` (or ``a - b``) wrapped to the width, and the carry-out, elementwise:
+    the ISA's ``addc``/``subc`` (9.7.2).
+
+    A subtraction is ``a + ~b + cin`` with ``cin = 1`` for ``sub.cc`` and ``cin = CC.CF`` for
+    ``subc``, so the flag it leaves is the carry-out, i.e. *not* borrow: on the H200
+    ``sub.cc.u32 d, 0x627ADF75, 0x864CCEF5; addc.u32 e, 0, 0;`` gives ``e = 0``, and
+    ``subc.u32 e, 0, 0`` after an ``add.cc`` that carried nothing gives ``0xFFFFFFFF``
+    (``examples/ptx/isa/carry.ptx``)."""
     a = np.asarray(a)
     b = np.asarray(b).astype(a.dtype)
     c = np.asarray(cin).astype(a.dtype)
     if sub:
-        s1 = a - b
-        s = s1 - c
-        return s, (a < b) | (s1 < c)
+        b = ~b
     s1 = a + b
     s = s1 + c
     return s, (s1 < a) | (s < s1)
@@ -172,7 +176,7 @@ def _carry_chain(M, ins, canon, ms, t):
             else:
                 a = a * b
             b = np.broadcast_to(np.asarray(srcs[2]()), (M.T,)).astype(ut)
-        r, c = add_with_carry(a, b, cf if cin else ut.type(0), sub)
+        r, c = add_with_carry(a, b, cf if cin else ut.type(1 if sub else 0), sub)
         d.m(r, m)
         if cout:
             np.copyto(cf, c, where=True if m is None else m)
@@ -412,6 +416,130 @@ def _clz(M, pc, ins, canon, ms, mods):
     return unary(M, ins, t, f, tout="u32")
 
 
+@op("bfind")
+def _bfind(M, pc, ins, canon, ms, mods):
+    """``bfind{.shiftamt}.type d, a;`` (ISA 9.7.1.16): the bit position of the most significant 1
+    (for a negative signed ``a``: of the most significant 0); with ``.shiftamt`` the left shift
+    that moves it to the top (``bits - 1 - pos``); 0xFFFFFFFF when there is no such bit::
+
+        bfind.u32 %r10, %r1;     bfind.shiftamt.s32 %r13, %r1;
+    """
+    t = _ty(mods)
+    bits = 8 * nbytes(t)
+    signed = t[0] == "s"
+    shiftamt = "shiftamt" in ms
+
+    def f(a):
+        a = np.asarray(a)
+        u = a.astype(UINT[bits // 8]).astype(U64)
+        if signed:
+            u = np.where(a < 0, ~u & U64((1 << bits) - 1), u)
+        pos = np.full(u.shape, -1, np.int64)
+        x = u.copy()
+        for sh in (32, 16, 8, 4, 2, 1):
+            big = x >= (U64(1) << U64(sh))
+            pos = np.where(big, np.where(pos < 0, sh, pos + sh), pos)
+            x = np.where(big, x >> U64(sh), x)
+        pos = np.where(u == 0, -1, np.where(pos < 0, 0, pos))
+        if shiftamt:
+            pos = np.where(pos < 0, -1, bits - 1 - pos)
+        return (pos & 0xFFFFFFFF).astype(np.uint32)
+    return unary(M, ins, t, f, tout="u32")
+
+
+@op("bmsk")
+def _bmsk(M, pc, ins, canon, ms, mods):
+    """``bmsk.mode.b32 d, a, b;`` (ISA 9.7.8.x): ``b`` one bits starting at bit ``a``; ``.wrap``
+    takes both modulo 32, ``.clamp`` limits them to 32; bits past 31 are dropped."""
+    wrap = "wrap" in ms
+
+    def f(a, b):
+        a = np.asarray(a).astype(np.int64) & 0xFFFFFFFF
+        b = np.asarray(b).astype(np.int64) & 0xFFFFFFFF
+        if wrap:
+            a, b = a & 31, b & 31
+        else:
+            a, b = np.minimum(a, 32), np.minimum(b, 32)
+        m = ((np.int64(1) << b) - 1) << a
+        return (m & 0xFFFFFFFF).astype(np.uint32)
+    return binary(M, ins, "b32", f, tb="u32")
+
+
+@op("szext")
+def _szext(M, pc, ins, canon, ms, mods):
+    """``szext.mode.type d, a, b;``: the low ``b`` bits of ``a`` sign- (``.s32``) or zero-extended
+    (``.u32``); ``.wrap`` takes ``b`` modulo 32, ``.clamp`` limits it to 32; ``b = 0`` gives 0."""
+    t = _ty(mods)
+    wrap = "wrap" in ms
+
+    def f(a, b):
+        x = np.asarray(a).astype(np.int64) & 0xFFFFFFFF
+        b = np.asarray(b).astype(np.int64) & 0xFFFFFFFF
+        b = (b & 31) if wrap else np.minimum(b, 32)
+        low = x & ((np.int64(1) << b) - 1)
+        if t[0] == "s":
+            sign = (low >> np.maximum(b - 1, 0)) & 1
+            low = np.where((b > 0) & (sign == 1), low - (np.int64(1) << b), low)
+        return (low & 0xFFFFFFFF).astype(np.uint32).view(compute_dtype(t))
+    return binary(M, ins, t, f, tb="u32")
+
+
+@op("fns")
+def _fns(M, pc, ins, canon, ms, mods):
+    """``fns.b32 d, mask, base, offset;`` (ISA 9.7.1.x): the position of the ``offset``-th set bit
+    of ``mask`` counting up from ``base`` (down for a negative ``offset``; ``offset = 0`` asks
+    whether bit ``base`` itself is set); 0xFFFFFFFF when there is none."""
+
+    def f(mask, base, off):
+        mask = np.asarray(mask).astype(np.int64) & 0xFFFFFFFF
+        base = np.asarray(base).astype(np.int64) & 0xFFFFFFFF
+        off = np.asarray(off).astype(np.int64)
+        mask, base, off = np.broadcast_arrays(mask, base, off)
+        d = np.full(mask.shape, -1, np.int64)
+        bit0 = (mask >> np.minimum(base, 63)) & 1
+        d = np.where((off == 0) & (base < 32) & (bit0 == 1), base, d)
+        count = np.abs(off) - 1
+        inc = np.where(off > 0, 1, -1)
+        pos = base.copy()
+        live = (off != 0)
+        for _ in range(33):
+            inside = live & (pos >= 0) & (pos < 32)
+            hit = inside & (((mask >> np.clip(pos, 0, 31)) & 1) == 1)
+            found = hit & (count == 0)
+            d = np.where(found, pos, d)
+            live = inside & ~found
+            count = np.where(hit & ~found, count - 1, count)
+            pos = pos + inc
+        return (d & 0xFFFFFFFF).astype(np.uint32)
+    return ternary(M, ins, "b32", f, tb="u32", tc="s32")
+
+
+@op("cvt.pack")
+def _cvt_pack(M, pc, ins, canon, ms, mods):
+    """``cvt.pack.sat.convertType.s32{.b32} d, a, b{, c};`` (ISA 9.7.9.22): ``a`` and ``b``
+    saturated to ``convertType`` (u2 .. s16) and packed with ``b`` in the low bits and ``a`` above
+    it; for the 2/4/8-bit types the bits of ``c`` fill the rest of ``d`` from bit ``2*size`` up::
+
+        cvt.pack.sat.u8.s32.b32 %r1, %r2, %r3, %r4;    # d = c << 16 | sat(a) << 8 | sat(b)
+    """
+    ct = next(m for m in mods if m in ("u2", "s2", "u4", "s4", "u8", "s8", "u16", "s16"))
+    size = int(ct[1:])
+    lo, hi = (-(1 << (size - 1)), (1 << (size - 1)) - 1) if ct[0] == "s" else (0, (1 << size) - 1)
+    mask = (1 << size) - 1
+    has_c = len(ins.operands) > 3
+
+    def pack(a, b, c=None):
+        ta = np.clip(np.asarray(a).astype(np.int64), lo, hi) & mask
+        tb = np.clip(np.asarray(b).astype(np.int64), lo, hi) & mask
+        d = tb | (ta << size)
+        if c is not None and 2 * size < 32:
+            d = d | (np.asarray(c).astype(np.int64) << (2 * size))
+        return (d & 0xFFFFFFFF).astype(np.uint32)
+    if has_c:
+        return ternary(M, ins, "s32", pack, tout="b32", tc="b32")
+    return binary(M, ins, "s32", pack, tout="b32")
+
+
 @op("brev")
 def _brev(M, pc, ins, canon, ms, mods):
     t = _ty(mods)
@@ -601,6 +729,70 @@ def _setp(M, pc, ins, canon, ms, mods):
             if q is not None:
                 q.m(~r, m)
     return g
+
+
+def _ftz32(x):
+    """float32 subnormals flushed to zero of the same sign (``.ftz``)."""
+    x = np.asarray(x, dtype=np.float32)
+    return np.where(np.abs(x) < np.float32(2.0 ** -126), np.copysign(np.float32(0), x), x)
+
+
+#: what ``set`` writes for true, per destination type (false is all zero bits)
+SET_TRUE = {"u32": 0xFFFFFFFF, "s32": 0xFFFFFFFF, "b32": 0xFFFFFFFF, "f32": 0x3F800000, "f16": 0x3C00,
+            "bf16": 0x3F80}
+
+
+@op("set")
+def _set(M, pc, ins, canon, ms, mods):
+    """``set.CmpOp{.BoolOp}{.ftz}.dtype.stype d, a, b{, {!}c};`` (ISA 9.7.6.1, 9.7.4.4): the compare
+    (``setp``'s), combined with predicate ``c``, written as all ones (integer ``d``) or 1.0 (float
+    ``d``: 0x3F800000, f16 0x3C00, bf16 0x3F80) for true and 0 for false; packed ``f16x2``/``bf16x2``
+    sources compare each half, and the result has one half per comparison (0xFFFF halves for a
+    ``.u32``/``.s32`` destination)::
+
+        set.lt.u32.f32 %r10, %f1, %f2;     set.ltu.f16x2.f16x2 %r22, %r1, %r2;
+    """
+    ts = types_of(mods)
+    dt, st = ts[0], ts[-1]
+    cmp = next(m for m in mods if m in CMP or m in ("equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"))
+    bop = next((m for m in mods if m in BOOLOP), None)
+    bf = BOOLOP.get(bop)
+    c = M.src(ins.operands[3], "pred", ins) if bop else None
+    packed = st in ("f16x2", "bf16x2")
+    half = st[:-2] if packed else st
+    f = compare(cmp, half)
+    if "ftz" in ms and half == "f32":
+        g = f
+        f = lambda a, b: g(_ftz32(a), _ftz32(b))  # noqa: E731
+    one = SET_TRUE[dt[:-2] if dt in ("f16x2", "bf16x2") else dt]
+    a = M.src(ins.operands[1], "b32" if packed else st, ins)
+    b = M.src(ins.operands[2], "b32" if packed else st, ins)
+
+    def truth(x, y):
+        r = f(x, y)
+        return bf(r, c()) if bf is not None else r
+
+    if packed:
+        hone = 0xFFFF if dt in ("u32", "s32") else one
+        d = M.dst(ins.operands[0], "b32", ins)
+
+        def g2(m):
+            x = np.asarray(a()).astype(np.uint32)
+            y = np.asarray(b()).astype(np.uint32)
+            lo = truth((x & 0xFFFF).astype(np.uint16), (y & 0xFFFF).astype(np.uint16))
+            hi = truth((x >> 16).astype(np.uint16), (y >> 16).astype(np.uint16))
+            d.m(np.where(lo, np.uint32(hone), np.uint32(0)) | np.where(hi, np.uint32(hone << 16), np.uint32(0)), m)
+        return g2
+    dbits = "b16" if dt in ("f16", "bf16") else "b32"
+    d = M.dst(ins.operands[0], dbits, ins)
+    cd = compute_dtype(dbits)
+    if half in ("f16", "bf16"):
+        a = M.src(ins.operands[1], "b16", ins)
+        b = M.src(ins.operands[2], "b16", ins)
+
+    def g1(m):
+        d.m(np.where(truth(a(), b()), cd.type(one), cd.type(0)), m)
+    return g1
 
 
 @op("selp")

@@ -106,7 +106,13 @@ def _ldmatrix(M, pc, ins, canon, ms, mods):
     trans = "trans" in ms
     load = canon == "ldmatrix"
     frag = Fragment(M, ins, ins.operands[0] if load else ins.operands[1])
-    _, afn = M.address(ins.operands[1] if load else ins.operands[0], ins)
+    space, afn = M.address(ins.operands[1] if load else ins.operands[0], ins)
+    if space is None and not ms & {"shared", "shared::cta"}:
+        # no state space: the address is generic and must fall in the shared window (ISA 9.7.14.5.15)
+        from ..memory import WINDOWS
+
+        generic_fn, window = afn, U64(WINDOWS["shared"])
+        afn = lambda lanes: generic_fn(lanes) - window  # noqa: E731
 
     def f(m):
         w = _warps(M, m)
@@ -139,6 +145,20 @@ def _ldmatrix(M, pc, ins, canon, ms, mods):
                 M.emit_warps(pc, w, space="shared", kind=kind, width=16, addresses=a.reshape(len(w), WARP))
             else:
                 M.emit(pc, ul, space="shared", kind=kind, width=16, addresses=a)
+    return f
+
+
+@op("movmatrix")
+def _movmatrix(M, pc, ins, canon, ms, mods):
+    from sim.ptx.tensor import movmatrix
+
+    d = Fragment(M, ins, ins.operands[0])
+    a = Fragment(M, ins, ins.operands[1])
+
+    def f(m):
+        w = _warps(M, m)
+        if len(w):
+            d.write(w, movmatrix(a.read(w)[..., 0])[..., None])
     return f
 
 

@@ -37,6 +37,7 @@ Functions
     ``ldmatrix(4, True, smem, addr)`` with ``addr`` ``[W, 32]`` the per-lane byte addresses (the
     ``[%r5]`` operand of every lane; lanes 8j..8j+7 give the rows of matrix j).
 ``stmatrix(num, trans, smem, addresses, regs) -> None``  (writes ``smem`` in place)
+``movmatrix(regs [W, 32]) -> regs [W, 32]``  (``movmatrix.sync.aligned.m8n8.trans.b16``)
 ``ldmatrix_addresses(num, addresses) -> (addr [W, 32], used [W, 32] bool)``
     The 16-byte rows each lane makes the instruction read/write (for bank-conflict events,
     bounds, alignment and initialisation checks); each row is ``ROW_BYTES = 16`` bytes.
@@ -71,7 +72,7 @@ from .accumulate import ALIGN_BITS, float_accumulate, int_accumulate
 from .elements import ELEMENT_TYPES, ElementType, decode, element_type, encode
 from .fragments import (FragmentMap, fragment_to_matrix, matrix_to_fragment, mma_fragment_map, pack,
                         parse_shape, unpack)
-from .ldmatrix import ROW_BYTES, ldmatrix, ldmatrix_addresses, stmatrix
+from .ldmatrix import ROW_BYTES, ldmatrix, ldmatrix_addresses, movmatrix, stmatrix
 from .mma import MMA_FORMS, mma_sync
 from .wgmma import (Descriptor, decode_descriptors, matrix_addresses, swizzle_address, wgmma_a_map,
                     wgmma_d_map, wgmma_mma_async, wgmma_smem_addresses)
@@ -80,7 +81,7 @@ from .wmma import wmma_addresses, wmma_fragment_map, wmma_load, wmma_mma, wmma_s
 __all__ = [
     "ALIGN_BITS", "ELEMENT_TYPES", "ElementType", "FragmentMap", "MMA_FORMS", "ROW_BYTES",
     "decode", "element_type", "encode", "float_accumulate", "fragment_to_matrix", "int_accumulate",
-    "ldmatrix", "ldmatrix_addresses", "matrix_to_fragment", "mma_fragment_map", "mma_sync", "pack",
+    "ldmatrix", "ldmatrix_addresses", "matrix_to_fragment", "movmatrix", "mma_fragment_map", "mma_sync", "pack",
     "parse_shape", "stmatrix", "unpack",
     "Descriptor", "decode_descriptors", "matrix_addresses", "swizzle_address", "wgmma_a_map", "wgmma_d_map",
     "wgmma_mma_async", "wgmma_smem_addresses",

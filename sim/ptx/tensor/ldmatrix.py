@@ -105,3 +105,13 @@ def stmatrix(num: int, trans: bool, smem: np.ndarray, addresses: np.ndarray, reg
     m = _matrices(regs, trans)                                                # [W, num, 8, 8]
     data = as_bytes(m.reshape(addr.shape[0], 8 * num, 8))                     # [W, 8num, 16]
     scatter_bytes(smem, addr[:, : 8 * num], data, "stmatrix")
+
+
+def movmatrix(regs: np.ndarray) -> np.ndarray:
+    """``movmatrix.sync.aligned.m8n8.trans.b16 d, a;``: the 8x8 b16 matrix held by the warp in the
+    ldmatrix fragment layout (lane ``t``: row ``t//4``, columns ``2*(t%4)``, ``+1``), transposed;
+    registers [W, 32] uint32 in and out (ISA 9.7.14.5.17)."""
+    regs = np.asarray(regs, dtype=np.uint32)
+    m = _matrices(regs[..., None], False)[:, 0]                               # [W, 8, 8]
+    words = np.ascontiguousarray(m.transpose(0, 2, 1)).view(np.uint32).reshape(-1, 32)
+    return words

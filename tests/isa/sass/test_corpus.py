@@ -75,3 +75,26 @@ def test_every_corpus_opcode_is_in_the_tables(corpus):
     unknown = {(m.path.rsplit("/", 1)[-1], i.full_opcode) for m, lst in _listings() for k in lst.kernels.values()
                for i, info in zip(k.instructions, k.infos) if not info.known}
     assert not unknown
+
+
+def test_occupancy_register_limit_from_ptxas_equals_nsight_compute(corpus):
+    """sim.timing.occupancy.kernel_occupancy reads registers_allocated from the SASS compile: the
+    register limit of every profiled launch (59) is ncu's launch__occupancy_limit_registers."""
+    _need_tools()
+    import isa
+    from sim.timing.occupancy import kernel_occupancy
+
+    manifest = {e["entry"]: e for e in json.loads((CORPUS / "manifest.json").read_text())["entries"]}
+    deep = json.loads((CORPUS / "h200" / "ncu_deep.json").read_text())["launches"]
+    mods = {}
+    wrong = []
+    for launch in deep:
+        path = CORPUS / manifest[launch["entry"]]["ptx"]["sm_90"]
+        m = mods.setdefault(path, isa.load(path))
+        met = launch["metrics"]
+        threads = launch["block"][0] * launch["block"][1] * launch["block"][2]
+        occ = kernel_occupancy(m, launch["entry"], threads, met["launch__shared_mem_per_block_dynamic"])
+        if occ.limits["registers"] != met["launch__occupancy_limit_registers"]:
+            wrong.append((launch["entry"], launch["which"], occ.limits["registers"],
+                          met["launch__occupancy_limit_registers"]))
+    assert len(deep) == 59 and not wrong, wrong

@@ -8,7 +8,7 @@ import pytest
 
 from isa.errors import InputError
 from sim.timing.occupancy import driver_carveout, load_limits, occupancy
-from tests.conftest import CORPUS
+from tests.conftest import CORPUS, EXAMPLES
 
 NCU_LIMITS = {"warps": "launch__occupancy_limit_warps", "blocks": "launch__occupancy_limit_blocks",
               "registers": "launch__occupancy_limit_registers", "shared_memory": "launch__occupancy_limit_shared_mem"}
@@ -118,3 +118,23 @@ def test_shared_memory_limit_equals_ncu_where_the_carveout_rule_holds():
         occ, _ = _ours(L)
         got[(L["kernel"], L["which"])] = occ.limits["shared_memory"] == int(L["metrics"]["launch__occupancy_limit_shared_mem"])
     assert {k for k, ok in got.items() if not ok} == known_misses
+
+
+def test_ctas_and_limiter_equal_ncu_on_the_probe_and_microbenchmark_launches():
+    # examples/h200/microbench.json (ships with the project): 40 probe launches (64-1024 threads, 16 B-32 KiB
+    # dynamic shared) and the 24 microbenchmark launches, profiled by bench/device/microbench_truth.sh
+    truth = json.loads((EXAMPLES / "h200" / "microbench.json").read_text())
+    cases = [(p["launch__registers_per_thread"], p["dynamic_shared"], p["threads"], p) for p in truth["occupancy_probe"]]
+    for r in truth["launches"].values():
+        m = r["ncu"]
+        cases.append((m["launch__registers_per_thread"],
+                      m["launch__shared_mem_per_block_static"] + m["launch__shared_mem_per_block_dynamic"],
+                      r["block"][0] * r["block"][1] * r["block"][2], m))
+    assert len(cases) == 64
+    for regs, shared, threads, m in cases:
+        ncu = {k: int(m[v]) for k, v in NCU_LIMITS.items()}
+        occ = occupancy("h200", regs, shared, threads)
+        assert occ.ctas_per_sm == min(ncu.values()), (threads, shared)
+        # ties with the (fitted) shared-memory limit: our limiter is one of ncu's binding resources
+        assert occ.limiter in {k for k, v in ncu.items() if v == occ.ctas_per_sm}, (threads, shared)
+        assert (occ.limits["warps"], occ.limits["registers"]) == (ncu["warps"], ncu["registers"])
