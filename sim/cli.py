@@ -233,22 +233,20 @@ def run_ptx(args) -> int:
                "dynamic_shared_bytes": spec.shared_bytes(module.target), "seconds": seconds,
                "stats": stats, "problems": [_problem_dict(p) for p in problems],
                "check": report.to_dict() if report else None, "ok": ok}
-    plan, sass_note = None, None
-    if getattr(args, "sass", False):
-        import isa.sass
+        if tm:
+            out["timing"] = tm
+        if heat and args.heat:
+            out["heat"] = {str(line): s.to_dict() for line, s in sorted(heat.by_line(fn).items())}
+        print(json.dumps(_plain(out), indent=1))
+    else:
+        print(_render_text(args.file, fn, spec, module, stats, seconds, problems, report, heat if args.heat else None,
+                           args.heat))
+        if tm:
+            from sim.timing.report import render
 
-        sass_note = isa.sass.note()
-        if sass_note is None:
-            plan = isa.sass.shared_plan(module)
-    heat = MemoryHeat(shared_plan=plan) if args.heat or plan is not None else None
-    timing = getattr(args, "timing", None)
-    if timing and timing.lower() not in PTX_MACHINES:
-        raise InputError(f"unknown timing model {timing!r}", expected=list(PTX_MACHINES))
-    ex = L.execute(module, spec, fn.name, inputs=decoded, seed=args.seed, listeners=[heat] if heat else [],
-                   **({"timing": timing.lower(), "sample": args.sample,
-                      "trace": bool(getattr(args, "trace", None))} if timing else {}))
-    if sass_note:
-        print(f"note: {sass_note}; shared-memory costs follow the PTX accesses", file=sys.stderr)
+            print(render(tm))
+            if not ex.complete:
+                print("  (outputs not checked: a sampled run computes only the sampled CTAs; --sample all for all)")
     return 0 if ok else 1
 
 
