@@ -46,6 +46,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cfg", metavar="OUT.dot", help="write the control-flow graphs as Graphviz DOT")
     p.add_argument("--precision-mode", metavar="MODE",
                    help="check floating-point instructions against a precision mode (sim.numerics.precision)")
+    p.add_argument("--origin-dtype", metavar="DTYPE",
+                   help="the model's original dtype (f16, bf16, f32) that the origin modes "
+                        "(must_keep_origin_dtype, origin) must keep; a compiled kernel does not record it")
     p.add_argument("--lenient", action="store_true", help="accept unknown opcodes (reported as OTHER)")
     p.add_argument("--sass", action="store_true",
                    help="also compile with ptxas and read the SASS (registers, spills, SASS opcodes and classes; "
@@ -117,7 +120,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.precision_mode is not None:  # sim.numerics (ml_dtypes: ~0.5 s to import) only when asked
         from . import precision as precision_mod
 
-        precision = precision_mod.check(reports, args.precision_mode)
+        precision = precision_mod.check(reports, args.precision_mode, origin_dtype=args.origin_dtype)
+    elif args.origin_dtype is not None:
+        raise InputError("--origin-dtype goes with --precision-mode (must_keep_origin_dtype or origin)")
     if args.cfg:
         dot = "".join(r.cfg.to_dot(r.estimate.counts, f"{r.name}") for r in reports)
         try:

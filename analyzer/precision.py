@@ -40,19 +40,26 @@ def facts(report: KernelReport) -> list[numerics.ArithmeticFact]:
     return out
 
 
-def check(reports: list[KernelReport], mode: str) -> dict:
+def check(reports: list[KernelReport], mode: str, origin_dtype: str | None = None) -> dict:
     """Run the precision check on every report::
 
         {'mode': 'force_fp16', 'checked': 5, 'violations': [{'kernel', 'file', 'line', 'instruction',
          'rule', 'message'}, ...], 'kernels': {'sgemm_naive': 'violates'}}
 
     ``checked`` counts the floating-point arithmetic instructions judged (conversions and integer
-    arithmetic are not); an unknown mode, or an origin mode, raises ``InputError``.
+    arithmetic are not); an unknown mode, or an origin mode without ``origin_dtype`` (the model's
+    original dtype: ``validate-kernel --origin-dtype f16``), raises ``InputError``.
     """
     result = {"mode": mode, "checked": 0, "violations": [], "kernels": {}}
+    if origin_dtype is not None:
+        if numerics.norm_dtype(origin_dtype) not in FLOAT_TYPES:
+            from isa.errors import InputError
+
+            raise InputError(f"--origin-dtype {origin_dtype!r} is not a floating-point dtype (f16, bf16, f32)")
+        result["origin_dtype"] = origin_dtype
     for r in reports:
         kernel_facts = facts(r)
-        violations = numerics.check_kernel(mode, kernel_facts)
+        violations = numerics.check_kernel(mode, kernel_facts, origin_dtype=origin_dtype)
         result["checked"] += len(numerics.judged(kernel_facts))
         result["kernels"][r.name] = "complies" if not violations else "violates"
         for v in violations:

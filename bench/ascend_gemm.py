@@ -87,3 +87,20 @@ for (m, n, k), lb, l1, l0, us in cases:
     t, _ = timed(GemmConfig(m=m, n=n, k=k, layout_b=lb, l1_tile=l1, l0_tile=l0, stages=2), 20)
     print(f"  {m}x{n}x{k} B {lb}-major, L1 tile {','.join(map(str, l1))}: hardware {us:6.1f} us, model "
           f"{t.seconds * 1e6:6.1f} us ({(t.seconds * 1e6 - us) / us * 100:+.0f} %)")
+
+print("\nmix kernels on 24 cube + 48 vector cores (timing-only)   [modelled]")
+from isa.generate.fused import AttentionConfig, EpilogueConfig, flash_attention_kernel, gemm_epilogue_kernel  # noqa: E402
+
+for label, text, flops in (
+        ("gemm-epilogue 2048^3, bias + ReLU + int8", gemm_epilogue_kernel(EpilogueConfig(m=2048, n=2048, k=2048)),
+         2 * 2048 ** 3),
+        ("flash-attention sq 1536, sk 2048, d 128", flash_attention_kernel(AttentionConfig(sq=1536, sk=2048, d=128)),
+         4 * 1536 * 2048 * 128)):
+    t0 = time.perf_counter()
+    res = run_module(isa.loads(text, "mix.asm"), M, functional=False)
+    t = res.timing
+    k = t.utilization_by_kind
+    print(f"  {label}: {t.seconds * 1e6:8.1f} us, {flops / t.seconds / 1e12:6.1f} TFLOP/s; cube M {k['cube']['M'] * 100:4.1f} %, "
+          f"vector V {k['vector']['V'] * 100:4.1f} %; top stalls "
+          + ", ".join(f"{c} {v / 1e3:.0f}k" for c, v in sorted(t.stalls.cycles.items(), key=lambda kv: -kv[1])[:3])
+          + f"  (simulated in {time.perf_counter() - t0:.1f} s)")

@@ -31,3 +31,22 @@ def hfma2_axpy(d):
     x = d["x"].astype(np.float64)
     y = d["y"].astype(np.float64)
     return {"y": float(a) * x + y}
+
+
+def last_block(d):
+    x = d["inp"].astype(np.float64)
+    parts = np.array([x[b * 128:(b + 1) * 128].sum() for b in range(8)])
+    return {"partial": parts, "out": np.array([parts.sum()])}
+
+
+def publish_flag(d):
+    data = 1.0 + np.arange(64, dtype=np.float64)
+    return {"data": data, "flag": np.array([1]), "out": data}
+
+
+def cp_async_early(d):
+    return {"out": 2.0 * d["inp"].astype(np.float64)}
+
+
+def wgmma_early(d):
+    return {"C": d["A"].astype(np.float64) @ d["W"].astype(np.float64).T}

@@ -67,7 +67,11 @@ def register(subparsers) -> argparse.ArgumentParser:
                         "(MODULE may be a .py path)")
     p.add_argument("--rtol", type=float, help="relative tolerance (default: the spec's, else per dtype)")
     p.add_argument("--atol", type=float, help="absolute tolerance")
-    p.add_argument("--seed", type=int, help="input seed (default: crc32 of the entry name)")
+    p.add_argument("--seed", type=int, help="input seed (default: crc32 of the entry name); with --memory-model "
+                   "relaxed it also seeds the order in which store buffers drain (default 0)")
+    p.add_argument("--memory-model", choices=("sc", "relaxed"), default=None,
+                   help="sc (default): every store visible at once; relaxed: global stores sit in store "
+                        "buffers and drain in a seeded random order (a missing fence gives a wrong answer)")
     p.add_argument("--machine", metavar="NAME", help="h200 (PTX, default) or davinci-a2 (Ascend-like)")
     p.add_argument("--heat", type=int, nargs="?", const=10, metavar="N",
                    help="show the N PTX lines with the most shared wavefronts / global sectors")
@@ -76,6 +80,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--sample", choices=("auto", "all"), default="auto",
                    help="with --timing: simulate a deterministic sample of a big launch's CTAs (auto) or all")
     p.add_argument("--trace", metavar="OUT.json", help="with --timing: write a Chrome/Perfetto trace")
+    p.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+                   help="simulate the launch's CTAs in N processes (0 = all cores); same outputs")
     p.add_argument("--sass", action="store_true",
                    help="cost shared loads/stores as the SASS ptxas emits them (merged LDS.128...; needs ptxas "
                         "and nvdisasm, a note otherwise)")
@@ -170,6 +176,8 @@ def run_ptx(args) -> int:
     spec = L.load_launch(args.launch, args.kernel)
     fn = L.kernel_function(module, spec, args.kernel)
     decoded = L.load_inputs(spec, args.inputs) if args.inputs else None
+    import os
+
     plan, sass_note = None, None
     if getattr(args, "sass", False):
         import isa.sass
@@ -181,7 +189,10 @@ def run_ptx(args) -> int:
     timing = getattr(args, "timing", None)
     if timing and timing.lower() not in PTX_MACHINES:
         raise InputError(f"unknown timing model {timing!r}", expected=list(PTX_MACHINES))
+    model = getattr(args, "memory_model", None) or "sc"
     ex = L.execute(module, spec, fn.name, inputs=decoded, seed=args.seed, listeners=[heat] if heat else [],
+                   memory_model=model, memory_seed=args.seed or 0,
+                   jobs=1 if timing else ((os.cpu_count() or 1) if args.jobs == 0 else max(1, args.jobs)),
                    **({"timing": timing.lower(), "sample": args.sample,
                       "trace": bool(getattr(args, "trace", None))} if timing else {}))
     if sass_note:
@@ -275,6 +286,9 @@ def _render_text(path, fn, spec, module, stats, seconds, problems, report, heat,
     ti = stats.get("thread_instructions", 0)
     rate = f" ({ti / seconds / 1e6:.2f} M thread-instructions/s)" if seconds > 0 and ti else ""
     lines.append(f"  simulated in {seconds:.3f} s{rate}")
+    if stats.get("memory_model") == "relaxed":
+        lines.append(f"  memory model: relaxed, seed {stats.get('memory_seed')} (rerun with --memory-model relaxed "
+                     f"--seed {stats.get('memory_seed')} to reproduce)")
     for key in ("warp_instructions", "thread_instructions", "shared_load_wavefronts",
                 "shared_store_wavefronts", "global_load_sectors", "global_store_sectors", "global_atomic_sectors"):
         if key in stats:

@@ -550,10 +550,11 @@ def kernel_function(module, spec: LaunchSpec, kernel: str | None = None):
 
 
 def execute(module, spec: LaunchSpec, kernel: str | None = None, *, inputs: Mapping | None = None,
-            seed: int | None = None, listeners=(), timing: str | None = None, sample: str = "auto",
-            trace: bool = False) -> Execution:
+            seed: int | None = None, listeners=(), memory_model: str = "sc", memory_seed: int = 0,
+            jobs: int = 1, timing: str | None = None, sample: str = "auto", trace: bool = False) -> Execution:
     """Build the inputs (``inputs`` = decoded arrays, else drawn by the seed rule), run the kernel
-    on ``sim.run_kernel`` and decode its outputs."""
+    on ``sim.run_kernel`` and decode its outputs. ``memory_model``/``memory_seed``: as
+    ``run_kernel``'s ``memory_model``/``seed`` (:mod:`sim.ptx.order`)."""
     import time
 
     import sim
@@ -569,8 +570,8 @@ def execute(module, spec: LaunchSpec, kernel: str | None = None, *, inputs: Mapp
     t0 = time.perf_counter()
     result = run_kernel(module, fn.name, spec.grid, spec.block, kernel_args(spec, device, decoded),
                         spec.shared_bytes(module.target), listeners=tuple(listeners),
-                        buffer_names=[a.name for a in spec.args],
-                        **({"timing": timing, "sample": sample, "trace": trace} if timing else {}))
+                        buffer_names=[a.name for a in spec.args], memory_model=memory_model, seed=memory_seed,
+                        jobs=jobs, **({"timing": timing, "sample": sample, "trace": trace} if timing else {}))
     seconds = time.perf_counter() - t0
     return Execution(fn.name, spec, decoded, device, decode_outputs(spec, device),
                      dict(result.stats), tuple(result.problems), seconds, getattr(result, "timing", None),

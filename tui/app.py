@@ -30,6 +30,7 @@ from .widgets.jump_list import JumpList
 from .widgets.loops import LoopTree
 from .widgets.overview import overview_markup
 from .widgets.run_panel import RunPanel
+from .widgets.sass_view import SassView
 from .widgets.source_view import SourceView
 from .widgets.timeline_panel import TimelinePanel
 
@@ -51,6 +52,7 @@ class InspectorCommands(Provider):
         yield ("Search instructions…", app.action_search, "find text or an opcode pattern (/)")
         yield ("Go to line…", app.action_goto, "jump to a PTX line (g)")
         yield ("Toggle source pane", app.action_toggle_source, "show or hide the CUDA/Triton source (s)")
+        yield ("Toggle SASS pane", app.action_toggle_sass, "show or hide what ptxas made of the PTX (v; x jumps)")
         yield ("Run on the simulator", app.action_run, "run this kernel with its launch spec (r)")
         yield ("Run with generated inputs", partial(app.action_run, True), "run with freshly drawn inputs")
         yield ("Check recorded outputs", app.action_check, "check the H200's outputs for this kernel")
@@ -92,6 +94,8 @@ class InspectorApp(App):
         Binding("right_square_bracket", "kernel(1)", "Next kernel"),
         Binding("left_square_bracket", "kernel(-1)", "Prev kernel", show=False),
         Binding("s", "toggle_source", "Source"),
+        Binding("v", "toggle_sass", "SASS", show=False),
+        Binding("x", "to_sass", "To SASS", show=False),
         Binding("r", "run", "Run"),
         Binding("1", "tab('code')", "Code", show=False),
         Binding("2", "tab('overview')", "Overview", show=False),
@@ -115,6 +119,7 @@ class InspectorApp(App):
         self.current: int | None = None
         self.loaded = False
         self.show_source = True
+        self.show_sass = False
 
     # -- layout -----------------------------------------------------------------------------
 
@@ -133,6 +138,9 @@ class InspectorApp(App):
                             with Vertical(id="source-pane"):
                                 yield Static(id="source-title")
                                 yield SourceView(id="source")
+                            with Vertical(id="sass-pane"):
+                                yield Static(id="sass-title")
+                                yield SassView(id="sass")
                     with TabPane("Overview", id="overview"):
                         with VerticalScroll(id="overview-scroll"):
                             yield Static(id="overview-body")
@@ -141,7 +149,7 @@ class InspectorApp(App):
                     with TabPane("Run", id="run"):
                         yield RunPanel(self.launch, self.machine, id="run-panel")
                     with TabPane("Timeline", id="timeline"):
-                        yield TimelinePanel(self.machine, id="timeline-panel")
+                        yield TimelinePanel(self.machine, self.launch, id="timeline-panel")
                 with VerticalScroll(id="error-panel"):
                     yield Static(id="error-body")
         yield Input(placeholder="search instructions or opcodes (ld.shared, mma, %r12)…", id="search")
@@ -151,6 +159,7 @@ class InspectorApp(App):
     def on_mount(self) -> None:
         self.query_one("#main").loading = True
         self.query_one("#error-panel").display = False
+        self.query_one("#sass-pane").display = False
         self.query_one("#search").display = False
         self.query_one("#status", Static).update(f"loading {len(self.paths)} file(s)…")
         self.run_worker(self._load_all, thread=True, name="load", group="load")
@@ -251,6 +260,7 @@ class InspectorApp(App):
                f"[dim]{escape(AsmView.header())}[/]")
         self.query_one("#code-header", Static).update(hdr)
         self._show_source(doc)
+        self._show_sass(doc)
         self._fresh: set[str] = set()  # tabs showing this kernel; the others update when shown
         self._refresh_tab(self.query_one("#tabs", TabbedContent).active)
         self._update_status()
@@ -294,7 +304,7 @@ class InspectorApp(App):
         self.query_one("#source-title", Static).update(
             f"[b]{escape(hit.path.name)}[/] [dim]{'(no .loc lines: shown by name)' if not used else ''}[/]")
         src.set_source(lines, used, str(hit.path))
-        pane.display = self.show_source
+        pane.display = self.show_source and not self.show_sass
 
     # -- events ------------------------------------------------------------------------------
 
@@ -320,6 +330,16 @@ class InspectorApp(App):
             src.show_line(loc[1])
         else:
             src.show_line(None)
+        if self.show_sass:
+            self.query_one("#sass", SassView).show_ptx_line(event.line)
+        self._update_status()
+
+    @on(SassView.Jump)
+    def _sass_jump(self, event: SassView.Jump) -> None:
+        self.goto(event.line)
+
+    @on(SassView.CursorMoved)
+    def _sass_cursor(self, event: SassView.CursorMoved) -> None:
         self._update_status()
 
     @on(Tree.NodeSelected, "#loop-tree")
@@ -331,6 +351,11 @@ class InspectorApp(App):
     @on(JumpList.Jump)
     def _jump(self, event: JumpList.Jump) -> None:
         self.goto(event.line)
+
+    @on(TimelinePanel.HeatChanged)
+    def _stall_heat(self, event: TimelinePanel.HeatChanged) -> None:
+        if event.doc is self.doc:
+            self.query_one("#asm", AsmView).set_heat(event.doc.heat)
 
     @on(Input.Changed, "#search")
     def _search_changed(self, event: Input.Changed) -> None:
@@ -365,6 +390,14 @@ class InspectorApp(App):
                 parts.append(f"shared {site.shared_wavefronts:,} wavefronts (ideal {site.shared_ideal:,})")
             if site.global_sectors:
                 parts.append(f"global {site.global_sectors:,} sectors (ideal {site.global_ideal_sectors:,})")
+        sass = self.query_one("#sass", SassView)
+        if self.show_sass and sass.has_focus and sass.rows:
+            r = sass.rows[sass.cursor]
+            parts = [doc.name, f"SASS {r.text}"] + ([f"from PTX line {r.ptx_line}"] if r.ptx_line else [])
+        elif self.show_sass and sass.rows:
+            n = len(sass.rows_of(asm.line))
+            if idxs:
+                parts.append(f"{n} SASS instruction{'s' if n != 1 else ''}")
         if asm.query:
             pos = asm.match_position()
             parts.append(f"/{asm.query}: {len(asm.matches)} match(es)" + (f", at {pos}" if pos else ""))
@@ -434,6 +467,63 @@ class InspectorApp(App):
         self.show_source = not self.show_source
         if self.doc is not None:
             self._show_source(self.doc)
+
+    # -- the SASS pane ------------------------------------------------------------------------
+
+    def _show_sass(self, doc: KernelDoc) -> None:
+        pane = self.query_one("#sass-pane")
+        pane.display = self.show_sass
+        if not self.show_sass:
+            return
+        view = self.query_one("#sass", SassView)
+        if doc.sass_rows is None:
+            self.query_one("#sass-title", Static).update("[dim]SASS: compiling with ptxas…[/]")
+            view.set_rows((), "compiling…")
+            self.run_worker(partial(self._load_sass, doc), thread=True, group="sass", exclusive=True)
+            return
+        self.query_one("#sass-title", Static).update(f"[b]SASS[/] [dim]{escape(doc.sass_note)}[/]")
+        view.set_rows(doc.sass_rows, "" if doc.sass_rows else doc.sass_note)
+        view.show_ptx_line(self.query_one("#asm", AsmView).line)
+
+    def _load_sass(self, doc: KernelDoc) -> None:
+        from .model import load_sass
+
+        rows, note = load_sass(doc)
+        doc.sass_rows, doc.sass_note = rows, note
+        self.call_from_thread(self._sass_loaded, doc)
+
+    def _sass_loaded(self, doc: KernelDoc) -> None:
+        if doc is self.doc:
+            self._show_sass(doc)
+            self._update_status()
+
+    def action_toggle_sass(self) -> None:
+        """Show / hide the SASS pane beside the PTX (it replaces the source pane while shown)."""
+        self.show_sass = not self.show_sass
+        if self.doc is not None:
+            self._show_source(self.doc)
+            self._show_sass(self.doc)
+            if not self.show_sass:
+                self.query_one("#asm", AsmView).focus()
+
+    def action_to_sass(self) -> None:
+        """From the PTX cursor to its SASS (``x``): the first instruction ptxas made of the line."""
+        doc = self.doc
+        if doc is None:
+            return
+        if not self.show_sass:
+            self.action_toggle_sass()
+        view = self.query_one("#sass", SassView)
+        if doc.sass_rows is None:
+            self.notify("SASS is still compiling", severity="information")
+            return
+        line = self.query_one("#asm", AsmView).line
+        if view.focus_ptx_line(line):
+            view.focus()
+            self.call_after_refresh(self._update_status)      # once the focus has moved
+        else:
+            self.notify(f"no SASS instruction comes from PTX line {line}" if doc.sass_rows else doc.sass_note,
+                        severity="warning")
 
     def action_run(self, generated: bool = False) -> None:
         if self.doc is None:

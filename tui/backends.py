@@ -40,6 +40,18 @@ def simulator(isa: str) -> Availability:
                                "checkout yet, so kernels cannot be run from here.")
 
 
+def _ptx_timing() -> bool:
+    """``sim.run_kernel(..., timing="h200")`` exists (``sim.timing`` alone holds only its parts)."""
+    import inspect
+
+    try:
+        import sim
+    except ImportError:
+        return False
+    run = getattr(sim, "run_kernel", None)
+    return run is not None and "timing" in inspect.signature(run).parameters
+
+
 @lru_cache(maxsize=None)
 def checker() -> Availability:
     if _has("sim.check"):
@@ -55,8 +67,8 @@ def timing(isa: str) -> Availability:
             return Availability(True, "sim.ascend timing model")
         return Availability(False, "The Ascend pipe timing model (sim.ascend.run, sim.ascend.timing) is not in "
                                    "this checkout, so there is no timeline to draw.")
-    if _has("sim.timing"):
-        return Availability(True, "sim.timing")
+    if _ptx_timing():
+        return Availability(True, "sim.timing (h200)")
     return Availability(False, "The timing model is not available: kernlens has no cycle model for PTX, so "
                                "there is no per-unit timeline or stall breakdown to show.")
 

@@ -58,6 +58,9 @@ class KernelDoc:
     run_text: str = ""
     sim: object | None = None        # tui.runs.SimResult of the last simulator run
     timeline: object | None = None   # tui.timeline.TimelineRun (Ascend-like kernels)
+    # the SASS pane: rows (listing text, PTX line) and a note (why there is none, or a summary)
+    sass_rows: tuple | None = None
+    sass_note: str = ""
 
     @property
     def name(self) -> str:
@@ -192,3 +195,37 @@ def load_file(path: str, source_dirs=(), params: dict | None = None, analyse_now
         lf.error = InputError(f"no kernel (.entry) in {Path(path).name}", Span(path))
     lf.seconds = time.perf_counter() - t0
     return lf
+
+
+def load_sass(doc: KernelDoc) -> tuple[tuple, str]:
+    """(rows, note) of the SASS pane: each row ``(text, PTX line)`` (labels have no line), and a
+    one-line summary, or the note saying why there is no SASS (no ptxas/nvdisasm, a non-PTX file,
+    ptxas refusing the file). Compiles through ``isa.sass`` (cached on disk); never raises."""
+    if doc.module.isa != "ptx":
+        return (), "SASS exists for PTX kernels only"
+    import isa.sass
+    from isa.ir import Label
+    from isa.sass.parser import offset
+
+    note = isa.sass.note()
+    if note:
+        return (), note
+    try:
+        k = isa.sass.kernel(doc.module, doc.name)
+    except KernlensError as exc:
+        return (), exc.render().splitlines()[0]
+    if k.function is None:
+        return (), f"no SASS function named {doc.name} in the listing"
+    rows = []
+    for s in k.function.body or ():
+        if isinstance(s, Label):
+            rows.append((f"{s.name}:", None))
+            continue
+        off = offset(k.module, s)
+        line = s.loc.line if s.loc is not None and s.loc.file == 0 else None
+        rows.append((f"/*{off:04x}*/ {s}" if off is not None else str(s), line))
+    r = k.resources
+    summary = (f"{len(k.instructions)} SASS instructions · {r.registers} registers (allocated "
+               f"{r.registers_allocated}) · spills {r.spill_stores}/{r.spill_loads} B" if r else
+               f"{len(k.instructions)} SASS instructions")
+    return tuple(rows), summary

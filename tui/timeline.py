@@ -233,3 +233,120 @@ def ptx_units(doc: KernelDoc, stats: dict) -> list[tuple[str, int]]:
         unit = (notes[idxs[0]].unit if idxs[0] < len(notes) else None) or "other"
         out[unit] = out.get(unit, 0) + int(n)
     return sorted(out.items(), key=lambda kv: -kv[1])
+
+
+# ---------------------------------------------------------------------------------------------
+# PTX on the H200 timing model (sim.run_kernel(..., timing="h200", trace=True))
+# ---------------------------------------------------------------------------------------------
+
+#: lanes of one SM sub-partition, top to bottom (the timing model's unit names, from the analyzer's notes)
+PTX_UNIT_ORDER = ("fp32", "fp16", "int", "fp64", "sfu", "tensor", "lsu", "sync", "control", "other")
+
+
+@dataclass
+class PtxTimelineRun:
+    """One timed run of a PTX launch: ``timing`` is ``result.timing`` without its trace, ``slices``
+    the issue slices of the traced SM (``sim.timing.trace.Slice``: process = sub-partition, track =
+    warp, ``args['line']`` = PTX line)."""
+
+    kernel: str
+    machine: str
+    hz: float
+    timing: dict
+    slices: list
+    seconds: float             # wall time of the run (functional simulation + timing model)
+    problems: tuple = ()
+
+    @property
+    def cycles(self) -> float:
+        return float(self.timing.get("cycles", 0.0))
+
+
+@dataclass(frozen=True)
+class PtxLane:
+    """One drawn row: the issues of one unit on one sub-partition of the traced SM."""
+
+    track: str        # "SM 0 sub-partition 2"
+    unit: str
+    cells: str
+    issues: int
+
+
+def run_ptx_timing(doc: KernelDoc, spec, machine: str = "h200") -> PtxTimelineRun:
+    """The launch ``spec`` on the functional simulator with the timing model and its trace."""
+    import time
+
+    from sim import launch as L
+
+    from . import backends
+
+    if not backends.timing("ptx").ok:
+        raise InputError(backends.timing("ptx").message)
+    t0 = time.perf_counter()
+    ex = L.execute(doc.module, spec, doc.name, timing=machine, sample="auto", trace=True)
+    tm = dict(ex.timing or {})
+    slices = list(tm.pop("_slices", []) or [])
+    try:
+        from sim.timing.sm import load_params
+
+        hz = float(load_params(machine).hz)
+    except Exception:  # noqa: BLE001 - only the µs figure needs the clock
+        hz = float(tm.get("cycles", 0.0)) / tm["seconds"] if tm.get("seconds") else 1.98e9
+    return PtxTimelineRun(doc.name, machine, hz, tm, slices, time.perf_counter() - t0, tuple(ex.problems))
+
+
+def _unit_of_line(doc: KernelDoc, line: int | None) -> str:
+    idxs = doc.line_instrs.get(int(line)) if line is not None else None
+    notes = doc.analysis.notes
+    if not idxs or idxs[0] >= len(notes):
+        return "other"
+    return notes[idxs[0]].unit or "other"
+
+
+def ptx_lanes(run: PtxTimelineRun, doc: KernelDoc, width: int) -> list[PtxLane]:
+    """One row per (sub-partition, unit) with issues; a cell is ``█`` when the unit issued in at least
+    half of its cycles, ``▄`` when it issued at all (each issue takes one cycle of the scheduler)."""
+    width = max(8, width)
+    scale = max(run.cycles, 1.0) / width
+    per: dict[tuple[str, str], list[float]] = {}
+    counts: dict[tuple[str, str], int] = {}
+    units: dict[int | None, str] = {}
+    for s in run.slices:
+        line = s.args.get("line") if s.args else None
+        unit = units.get(line)
+        if unit is None:
+            unit = units[line] = _unit_of_line(doc, line)
+        key = (s.process, unit)
+        acc = per.setdefault(key, [0.0] * width)
+        acc[min(width - 1, int(s.start / scale))] += 1.0
+        counts[key] = counts.get(key, 0) + 1
+    order = {u: i for i, u in enumerate(PTX_UNIT_ORDER)}
+    out = []
+    for (track, unit), acc in sorted(per.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], len(order)), kv[0][1])):
+        cells = "".join(BUSY if v >= 0.5 * scale else PART if v > 0 else IDLE for v in acc).rstrip()
+        out.append(PtxLane(track, unit, cells, counts[(track, unit)]))
+    return out
+
+
+def stalls_by_line(run: PtxTimelineRun) -> dict[int, float]:
+    """PTX line -> cycles its instructions waited to issue, summed over the traced warps: for each
+    warp, the gap between an instruction's issue and the cycle after the previous one's."""
+    by_warp: dict[tuple[str, str], list] = {}
+    for s in run.slices:
+        by_warp.setdefault((s.process, s.track), []).append(s)
+    out: dict[int, float] = {}
+    for seq in by_warp.values():
+        seq.sort(key=lambda s: s.start)
+        for prev, cur in zip(seq, seq[1:]):
+            gap = cur.start - prev.start - 1.0
+            line = cur.args.get("line") if cur.args else None
+            if gap > 0 and line is not None:
+                out[int(line)] = out.get(int(line), 0.0) + gap
+    return out
+
+
+def stall_heat(run: PtxTimelineRun) -> dict[int, float]:
+    """PTX line -> 0..1 by stall cycles (for the heat column)."""
+    vals = stalls_by_line(run)
+    top = max(vals.values(), default=0.0)
+    return {ln: v / top for ln, v in vals.items()} if top else {}

@@ -62,6 +62,11 @@ _add("set_mask_norm", "S", "mask", "", None, "set_mask_norm")
 _add("set_mask_count", "S", "mask", "", None, "set_mask_count")
 _add("set_quant_pre", "S", "config", "I", None, "set_quant_pre 0x3c000000")
 _add("set_fpc", "S", "config", "fb", None, "set_fpc fb[0]")
+# Load3Dv2 feature map: W, H and pads for img2colv2 ([assumed] packing, docs/ascend-isa.md)
+_add("set_fmatrix", "S", "config", "I", None, "set_fmatrix 0x0101010100200020")
+# atomic GM stores (CCE set_atomic_add/max/min/none + the element type; PIPE_S)
+for _a in ("add", "max", "min", "none", "f32", "f16", "bf16", "s8", "s16", "s32"):
+    _add(f"set_atomic_{_a}", "S", "config", "", None, f"set_atomic_{_a}")
 
 # ---- synchronisation ----
 _add("set_flag", "SYNC", "sync", "P P E", None, "set_flag PIPE_MTE2, PIPE_MTE1, EVENT_ID0")
@@ -91,6 +96,8 @@ _add("load_cbuf_to_ca", "MTE1", "load2d", "l0a l1 I I I I I I I", LOAD_DTYPES,
      "load_cbuf_to_ca.f16 l0a[0], l1[0], 0, 8, 1, 3, 0, 0, 0")
 _add("load_cbuf_to_cb", "MTE1", "load2d", "l0b l1 I I I I I I I", LOAD_DTYPES,
      "load_cbuf_to_cb.f16 l0b[0], l1[0], 0, 16, 16, 0, 0, 1, 0")
+_add("img2colv2_cbuf_to_ca", "MTE1", "load3d", "l0a l1 " + " ".join(["I"] * 15), ("f16", "bf16"),
+     "img2colv2_cbuf_to_ca.f16 l0a[0], l1[0], 144, 64, 0, 0, 1, 1, 3, 3, 1, 1, 0, 0, 0, 0, 16")
 _add("load_cbuf_to_ca_transpose", "MTE1", "load2d_t", "l0a l1 I I I I I", ("s8", "u8"),
      "load_cbuf_to_ca_transpose.s8 l0a[0], l1[0], 0, 4, 16, 8, 3")
 _add("load_cbuf_to_cb_transpose", "MTE1", "load2d_t", "l0b l1 I I I I I", ("s8", "u8"),

@@ -94,6 +94,10 @@ def describe(ins: Instruction) -> OpInfo:
         cls = {"MTE1": "MTE1", "MTE2": "MTE2", "MTE3": "MTE3", "FIX": "FIXPIPE", "V": "VECTOR"}[spec.pipe]
         return OpInfo(family=fam, unit=unit, classes=frozenset({cls}), scope=Scope.INSTRUCTION, bytes=nbytes,
                       space=path, is_load=src == "gm", is_store=dst == "gm", extra=extra)
+    if fam == "load3d":
+        nbytes = _prod(_imm(ins, 2), _imm(ins, 3)) * type_bytes(mods[0])
+        return OpInfo(family=fam, unit=unit, classes=frozenset({"MTE1"}), scope=Scope.INSTRUCTION, bytes=nbytes,
+                      space="l1->l0a", extra=extra)
     if fam == "fixpipe":
         quant = ins.operands[8].name
         out = QUANT_OUT.get(quant) or mods[0]

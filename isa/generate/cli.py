@@ -89,6 +89,37 @@ def register(sub) -> None:
         r.add_argument("--name", help="kernel name")
         r.add_argument("-o", "--output", help="write here instead of standard output")
         r.set_defaults(func=run_reduce if kind == "reduce" else run_softmax)
+    e = kinds.add_parser("gemm-epilogue", help="mix kernel: A @ B on cube cores, + bias, activation, f16 or int8 "
+                         "on vector cores (GM workspace, cross-core flags)")
+    for dim in ("m", "n", "k"):
+        e.add_argument(f"--{dim}", type=int, required=True)
+    e.add_argument("--dtype", default="f16", choices=["f16", "bf16"])
+    e.add_argument("--act", default="relu", choices=["none", "relu"])
+    e.add_argument("--out", default="s8", choices=["f16", "s8"], help="s8: sat(rint(f16(y * scale)))")
+    e.add_argument("--scale", type=float, default=0.0625)
+    e.add_argument("--l1-tile", default="128,256,256")
+    e.add_argument("--l0-tile", default="128,256,64")
+    e.add_argument("--stages", type=int, default=2)
+    e.add_argument("--name", help="kernel name")
+    e.add_argument("-o", "--output", help="write here instead of standard output")
+    e.set_defaults(func=run_gemm_epilogue)
+    f = kinds.add_parser("flash-attention", help="mix kernel: O = softmax(Q K^T / sqrt(d)) V, QK^T and PV on cube "
+                         "cores, online softmax on vector cores")
+    f.add_argument("--sq", type=int, required=True, help="query rows")
+    f.add_argument("--sk", type=int, required=True, help="key/value rows")
+    f.add_argument("--d", type=int, default=64, choices=[64, 128], help="head dimension")
+    f.add_argument("--br", type=int, default=64, choices=[32, 64], help="query rows per cube task")
+    f.add_argument("--bc", type=int, default=128, help="keys per step (64, 128, 192, 256)")
+    f.add_argument("--name", help="kernel name")
+    f.add_argument("-o", "--output", help="write here instead of standard output")
+    f.set_defaults(func=run_flash_attention)
+    c = kinds.add_parser("conv2d", help="conv2d on cube cores: img2col (Load3Dv2) into L0A, mad, FixPipe")
+    for opt, default in (("cin", None), ("h", None), ("w", None), ("cout", None), ("kh", 3), ("kw", 3),
+                         ("stride", 1), ("pad", 1), ("tm", 64)):
+        c.add_argument(f"--{opt}", type=int, required=default is None, default=default)
+    c.add_argument("--name", help="kernel name")
+    c.add_argument("-o", "--output", help="write here instead of standard output")
+    c.set_defaults(func=run_conv2d)
 
 
 def _write(text: str, path: str | None) -> int:
@@ -189,6 +220,30 @@ def run_reduce(args) -> int:
 
     _reject(args, PTX_VEC_ONLY, "ascend")
     return _write(reduce_kernel(ReduceConfig(args.op, args.dtype, args.rows, args.cols), args.name), args.output)
+
+
+def run_gemm_epilogue(args) -> int:
+    from .fused import EpilogueConfig, gemm_epilogue_kernel
+
+    cfg = EpilogueConfig(m=args.m, n=args.n, k=args.k, dtype=args.dtype, l1_tile=_triple(args.l1_tile),
+                         l0_tile=_triple(args.l0_tile), stages=args.stages, act=args.act, out=args.out,
+                         scale=args.scale)
+    return _write(gemm_epilogue_kernel(cfg, args.name), args.output)
+
+
+def run_conv2d(args) -> int:
+    from .conv import ConvConfig, conv2d_kernel
+
+    cfg = ConvConfig(cin=args.cin, h=args.h, w=args.w, cout=args.cout, kh=args.kh, kw=args.kw, stride=args.stride,
+                     pad=args.pad, tm=args.tm)
+    return _write(conv2d_kernel(cfg, args.name), args.output)
+
+
+def run_flash_attention(args) -> int:
+    from .fused import AttentionConfig, flash_attention_kernel
+
+    cfg = AttentionConfig(sq=args.sq, sk=args.sk, d=args.d, br=args.br, bc=args.bc)
+    return _write(flash_attention_kernel(cfg, args.name), args.output)
 
 
 def run_softmax(args) -> int:

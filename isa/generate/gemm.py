@@ -117,8 +117,29 @@ def header(op: str, **kv) -> str:
     return ".meta " + " ".join([f"op={op}"] + [f"{k}={v}" for k, v in kv.items()])
 
 
-def gemm_kernel(cfg: GemmConfig, name: str | None = None) -> str:
-    """The assembly text of a GEMM kernel ``C[m,n] = A[m,k] @ B[k,n]``."""
+def swizzle(A, mt: int, nt: int, tm: int, tn: int) -> None:
+    """``GemmIdentityBlockSwizzle<3, 0>``: block ``%blk`` -> tile origin ``%m0``, ``%n0`` (groups of
+    3 block rows walk along n)."""
+    A(f"div %g, %blk, {3 * nt}")
+    A(f"rem %ing, %blk, {3 * nt}")
+    A("mul %mi, %g, 3")
+    A(f"sub %rows, {mt}, %mi")
+    A("min %rows, %rows, 3")
+    A("rem %t0, %ing, %rows")
+    A("add %mi, %mi, %t0")
+    A("div %ni, %ing, %rows")
+    A(f"mul %m0, %mi, {tm}")
+    A(f"mul %n0, %ni, {tn}")
+
+
+def gemm_kernel(cfg: GemmConfig, name: str | None = None, *, params: str | None = None, store=None,
+                prologue=None, header_line: str | None = None) -> str:
+    """The assembly text of a GEMM kernel ``C[m,n] = A[m,k] @ B[k,n]``.
+
+    For fused kernels (:mod:`isa.generate.fused`): ``params`` replaces the parameter list,
+    ``store(A, unit, acc)`` emits the L0C store of a block instead of the FixPipe to ``%c``
+    (``%m0``, ``%n0``, ``%mact``, ``%nact``, ``%M1`` are set), ``prologue(A)`` runs once at the start,
+    ``header_line`` replaces the ``.meta`` line."""
     check(cfg)
     size = SIZE[cfg.dtype]
     c0 = 32 // size
@@ -138,14 +159,14 @@ def gemm_kernel(cfg: GemmConfig, name: str | None = None) -> str:
     name = name or f"gemm_{cfg.dtype}_{M}x{N}x{K}_s{S}"
     lines = [
         ".arch davinci-a2",
-        header("gemm", m=M, n=N, k=K, dtype=cfg.dtype, out=cfg.out_dtype, layout_a=cfg.layout_a,
-               layout_b=cfg.layout_b, l1_tile=",".join(map(str, cfg.l1_tile)),
-               l0_tile=",".join(map(str, cfg.l0_tile)), stages=S, epilogue=cfg.epilogue, scale=cfg.scale,
-               offset=cfg.offset),
+        header_line or header("gemm", m=M, n=N, k=K, dtype=cfg.dtype, out=cfg.out_dtype, layout_a=cfg.layout_a,
+                              layout_b=cfg.layout_b, l1_tile=",".join(map(str, cfg.l1_tile)),
+                              l0_tile=",".join(map(str, cfg.l0_tile)), stages=S, epilogue=cfg.epilogue,
+                              scale=cfg.scale, offset=cfg.offset),
         f"// C[{M}x{N}] ({cfg.out_dtype}) = A[{M}x{K}] ({cfg.layout_a}-major) @ B[{K}x{N}] ({cfg.layout_b}-major), "
         f"{cfg.dtype} in, {acc} accumulate; {total} blocks of {tm}x{tn}, swizzle <3,0>",
-        f".kernel {name} .cube (.gm .{cfg.dtype} %a[{M * K}], .gm .{cfg.dtype} %b[{K * N}], "
-        f".gm .{cfg.out_dtype} %c[{M * N}])",
+        f".kernel {name} .cube " + (params or f"(.gm .{cfg.dtype} %a[{M * K}], .gm .{cfg.dtype} %b[{K * N}], "
+                                            f".gm .{cfg.out_dtype} %c[{M * N}])"),
         "{",
     ]
     A = _Asm()
@@ -158,23 +179,15 @@ def gemm_kernel(cfg: GemmConfig, name: str | None = None) -> str:
     A("set_flag PIPE_FIX, PIPE_M, EVENT_ID0")
     if cfg.epilogue != "none":
         A(f"set_quant_pre {cfg.quant_pre():#x}")
+    if prologue is not None:
+        prologue(A)
     A("mov %l1s, 0")
     A("mov %l0s, 0")
     A("mov %blk, block_idx")
     A.label("block_loop")
     A(f"cmp.ge %p0, %blk, {total}")
     A("@%p0 bra done")
-    # ---- swizzle <3, 0>: groups of 3 block rows walk along n ----
-    A(f"div %g, %blk, {3 * nt}")
-    A(f"rem %ing, %blk, {3 * nt}")
-    A("mul %mi, %g, 3")
-    A(f"sub %rows, {mt}, %mi")
-    A("min %rows, %rows, 3")
-    A("rem %t0, %ing, %rows")
-    A("add %mi, %mi, %t0")
-    A("div %ni, %ing, %rows")
-    A(f"mul %m0, %mi, {tm}")
-    A(f"mul %n0, %ni, {tn}")
+    swizzle(A, mt, nt, tm, tn)
     A(f"sub %mact, {M}, %m0")
     A(f"min %mact, %mact, {tm}")
     A(f"sub %nact, {N}, %n0")
@@ -311,17 +324,20 @@ def gemm_kernel(cfg: GemmConfig, name: str | None = None) -> str:
     A(f"cmp.lt %p1, %kk, {K}")
     A("@%p1 bra k_loop")
     # ---- FixPipe: L0C -> GM with conversion ----
-    A(f"mul %t0, %m0, {N}")
-    A("add %t0, %t0, %n0")
-    A(f"mul %t0, %t0, {osize}")
-    A("add %t0, %t0, %c")
-    A("shl %t1, %M1, 4")
-    if unit:
-        A(f"copy_matrix_cc_to_gm.{acc} gm[%t0], l0c[0], 0, %nact, %mact, {N}, %t1, 3, {cfg.quant}, 0, 0, 1")
+    if store is not None:
+        store(A, unit, acc)
     else:
-        A("set_flag PIPE_M, PIPE_FIX, EVENT_ID0")
-        A("wait_flag PIPE_M, PIPE_FIX, EVENT_ID0")
-        A(f"copy_matrix_cc_to_gm.{acc} gm[%t0], l0c[0], 0, %nact, %mact, {N}, %t1, 0, {cfg.quant}, 0, 0, 1")
+        A(f"mul %t0, %m0, {N}")
+        A("add %t0, %t0, %n0")
+        A(f"mul %t0, %t0, {osize}")
+        A("add %t0, %t0, %c")
+        A("shl %t1, %M1, 4")
+        if unit:
+            A(f"copy_matrix_cc_to_gm.{acc} gm[%t0], l0c[0], 0, %nact, %mact, {N}, %t1, 3, {cfg.quant}, 0, 0, 1")
+        else:
+            A("set_flag PIPE_M, PIPE_FIX, EVENT_ID0")
+            A("wait_flag PIPE_M, PIPE_FIX, EVENT_ID0")
+            A(f"copy_matrix_cc_to_gm.{acc} gm[%t0], l0c[0], 0, %nact, %mact, {N}, %t1, 0, {cfg.quant}, 0, 0, 1")
     A("set_flag PIPE_FIX, PIPE_M, EVENT_ID0")
     A("add %blk, %blk, block_num")
     A("bra block_loop")

@@ -9,7 +9,9 @@ dimensions must keep the 16/8/4-byte ``cp.async`` chunk the generator chose for 
 given (recorded in the header). Structure, as CUTLASS's sm80 multistage and sm90 mainloops:
 
 * **staging**: every thread issues ``cp.async`` chunks (``src-size`` 0 zero-fills rows/columns past
-  the edge) into ``stages`` shared buffers; ``cp.async.wait_group stages-2`` + ``bar.sync`` per tile;
+  the edge) into ``stages`` shared buffers, ``stages-1`` tiles ahead; ``cp.async.wait_group`` +
+  ``bar.sync`` per tile; wgmma with >= 3 stages keeps one batch in flight (``wgmma.wait_group 1``)
+  and loads ``stages-2`` tiles ahead so no stage is overwritten while a wgmma reads it;
 * **shared layouts**: each operand tile is stored as panels of ``S`` = min(128, contiguous bytes)
   bytes, rows of one panel XOR-swizzled on 16-byte chunks (CUTLASS ``Swizzle<log2(S/16),4,3>``,
   the wgmma 32/64/128-byte swizzle modes), so ``ldmatrix`` rows and ``cp.async`` chunks hit distinct
@@ -372,8 +374,9 @@ def gemm_ptx(cfg: PtxGemmConfig) -> str:
         if st > 1:
             _advance_stage(em, wr, sb, st)
 
-    em.comment(f"prologue: {st - 1} tile(s) in flight")
-    for _ in range(st - 1):
+    pf = prefetch_distance(cfg)
+    em.comment(f"prologue: {pf} tile(s) in flight")
+    for _ in range(pf):
         load_tile()
     kt = em.reg("b32")
     em("mov.u32 {}, 0", kt)
@@ -388,7 +391,7 @@ def gemm_ptx(cfg: PtxGemmConfig) -> str:
         load_tile()
         em("cp.async.wait_group 0")
     else:
-        em("cp.async.wait_group {}", st - 2)
+        em("cp.async.wait_group {}", pf - 1)
     if cfg.engine == "wgmma":
         em("fence.proxy.async.shared::cta")
     em("bar.sync 0")
@@ -403,6 +406,8 @@ def gemm_ptx(cfg: PtxGemmConfig) -> str:
     em("@{} bra {}", pl, loop)
     em.place(end)
     em("cp.async.wait_all")
+    if cfg.engine == "wgmma":
+        em("wgmma.wait_group.sync.aligned 0")
     k.epilogue()
 
     A_shape, B_shape = _shapes(cfg)
@@ -423,6 +428,13 @@ def gemm_ptx(cfg: PtxGemmConfig) -> str:
     text += "\n".join(em.declarations()) + "\n\n"
     text += "\n".join(em.lines) + "\n\tret;\n}\n"
     return text
+
+
+def prefetch_distance(cfg: PtxGemmConfig) -> int:
+    """Tiles loaded ahead of the one computed: stages-1, except wgmma with >= 3 stages, which keeps
+    one wgmma batch in flight (``wgmma.wait_group 1``) and so leaves one more stage untouched."""
+    st = cfg.resolved_stages
+    return st - 2 if cfg.engine == "wgmma" and st >= 3 else st - 1
 
 
 def _advance_stage(em, reg, sb, st):
@@ -843,7 +855,7 @@ def _setup_wgmma(k: _K, A: Operand, B: Operand):
                     tail = f"{ptrue}, 1, 1, {ta}, {tb}"
                 em("wgmma.mma_async.sync.aligned.m64n{}{}.{} {{{}}}, {}, {}, {}", nw, kstep, types, d, dA, dB, tail)
         em("wgmma.commit_group.sync.aligned")
-        em("wgmma.wait_group.sync.aligned 0")
+        em("wgmma.wait_group.sync.aligned {}", 1 if prefetch_distance(cfg) < cfg.resolved_stages - 1 else 0)
 
     g, q = em.reg("b32"), em.reg("b32")
     em("shr.u32 {}, {}, 2", g, R["lane"])

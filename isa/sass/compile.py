@@ -265,14 +265,16 @@ def compile_ptx(text: str, target: str, file: str = "<ptx>", *, use_cache: bool 
     return compile_many([(text, target, file)], use_cache=use_cache)[0]
 
 
-def compile_many(items: list[tuple[str, str, str]], *, use_cache: bool = True) -> list[Compiled]:
+def compile_many(items: list[tuple[str, str, str]], *, use_cache: bool = True, then=None) -> list[Compiled]:
     """Compile and disassemble several PTX texts ``(text, target, file)``.
 
     Cache misses of one target go through one ``ptxas`` call and one ``nvdisasm`` call where
     they can (ptxas takes several files; nvdisasm's start-up, 0.3 s, is most of its time on small
-    kernels): files whose kernels have distinct names and that carry no debug sections of their
-    own (``.file`` directives clash between files). Any batch that ptxas refuses is redone file
-    by file, so the results are those of compiling each file alone.
+    kernels): files whose kernels have distinct function names (their source debug info is
+    dropped for the batch, :func:`strip_debug`). Any batch that ptxas refuses is redone file by
+    file, so the results are those of compiling each file alone. ``then(i, compiled)`` runs for
+    each result as soon as its batch is done (in the batch's thread: the caller's parsing
+    overlaps the other batches' tools).
     """
     t = tools()
     if t["ptxas"] is None:
@@ -280,32 +282,85 @@ def compile_many(items: list[tuple[str, str, str]], *, use_cache: bool = True) -
     out: list[Compiled | None] = [None] * len(items)
     keys = [cache_key(text, target) for text, target, _ in items]
     todo: dict[str, list[int]] = {}
+    jobs: list[tuple[str, list[int]]] = []
+    hits = []
     for i, (text, target, _) in enumerate(items):
         hit = _load_cached(keys[i]) if use_cache else None
         if hit is not None:
             out[i] = hit
+            hits.append(i)
         else:
             todo.setdefault(target, []).append(i)
     for target, idx in todo.items():
         batch, alone, names = [], [], set()
         for i in idx:
-            text = items[i][0]
-            kernels = set(re.findall(r"\.entry\s+([\w$]+)", text)) | set(re.findall(r"\.func\s+(?:\([^)]*\)\s*)?([\w$]+)", text))
-            if "\n.file" in text or re.search(r"^\s*\.file\s", text, re.M) or kernels & names:
+            kernels = _function_names(items[i][0])
+            if kernels & names:
                 alone.append([i])
             else:
                 names |= kernels
                 batch.append(i)
         groups = ([batch] if len(batch) > 1 else [[i] for i in batch]) + alone
-        for group in groups:
-            results = _run_group([items[i] for i in group], target)
-            if results is None:              # ptxas refused the batch: one by one
-                results = [_run_group([items[i]], target)[0] for i in group] if len(group) > 1 else None
+        jobs.extend((target, g) for g in groups)
+
+    def run(job):
+        target, group = job
+        results = _run_group([items[i] for i in group], target)
+        if results is None:              # ptxas refused the batch: one by one
+            results = [_run_group([items[i]], target)[0] for i in group]
+        if then is not None:
             for i, c in zip(group, results):
-                out[i] = c
-                if use_cache:
-                    _store(keys[i], c)
+                then(i, c)
+        return group, results
+
+    if then is not None:
+        for i in hits:
+            then(i, out[i])
+    # the tools run as processes: one thread per group keeps them (and the cores) busy together
+    workers = min(len(jobs), max(1, os.cpu_count() or 1), 4)
+    if workers > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(workers) as pool:
+            done = list(pool.map(run, jobs))
+    else:
+        done = [run(j) for j in jobs]
+    for group, results in done:
+        for i, c in zip(group, results):
+            out[i] = c
+            if use_cache:
+                _store(keys[i], c)
     return out  # type: ignore[return-value]
+
+
+def _function_names(text: str) -> set[str]:
+    return set(re.findall(r"\.entry\s+([\w$]+)", text)) | set(re.findall(r"\.func\s+(?:\([^)]*\)\s*)?([\w$]+)", text))
+
+
+def strip_debug(text: str) -> str:
+    """``text`` without its source-level debug info (``.file``, ``.loc``, ``.section .debug_*``), each
+    removed line kept as a comment so that line numbers stay. Files of a batch would clash on their
+    ``.file`` indices and debug labels; the SASS and its PTX line table (``-lineinfo``, ``-gp``) do not
+    depend on them (the same listing, byte for byte, on every Triton file of the corpus)."""
+    if ".file" not in text and ".loc" not in text and ".debug" not in text:
+        return text
+    out = []
+    in_section = False
+    for line in text.split("\n"):
+        s = line.lstrip()
+        if in_section:
+            out.append("//" + line)
+            if s.startswith("}"):
+                in_section = False
+            continue
+        if s.startswith(".section") and ".debug" in s:
+            in_section = not s.rstrip().endswith("}")
+            out.append("//" + line)
+        elif s.startswith((".file", ".loc")):
+            out.append("//" + line)
+        else:
+            out.append(line)
+    return "\n".join(out)
 
 
 def _run_group(group: list[tuple[str, str, str]], target: str) -> list[Compiled] | None:
@@ -315,7 +370,7 @@ def _run_group(group: list[tuple[str, str, str]], target: str) -> list[Compiled]
         paths = []
         for k, (text, _, _) in enumerate(group):
             p = Path(tmp) / f"k{k}.ptx"
-            p.write_text(text)
+            p.write_text(strip_debug(text) if len(group) > 1 else text)
             paths.append(str(p))
         cubin = Path(tmp) / "k.cubin"
         t0 = time.perf_counter()
@@ -342,12 +397,12 @@ def _split(group, target, listing, log, dis, line_info, seconds) -> list[Compile
     res = resources_from_log(log)
     sections = re.split(r"(?m)^(?=\s*\.section\s+\.text\.)", listing)
     head, body = sections[0], sections[1:]
+    blocks = re.split(r"(?m)^(?=ptxas info\s*: Compiling entry function)", log)
     out = []
     for text, _, _ in group:
-        names = set(re.findall(r"\.entry\s+([\w$]+)", text)) | set(re.findall(r"\.func\s+(?:\([^)]*\)\s*)?([\w$]+)", text))
+        names = _function_names(text)
         mine = [s for s in body if re.match(r"\s*\.section\s+\.text\.([\w$]+)", s).group(1) in names]
-        own_log = "\n".join(line for line in log.splitlines() if any(f"'{n}'" in line or f" {n}\n" in line + "\n"
-                                                                     for n in names))
+        own_log = "".join(b for b in blocks[1:] if _ENTRY.search(b) and _ENTRY.search(b).group(1) in names)
         out.append(Compiled(target, head + "".join(mine), own_log, {k: v for k, v in res.items() if k in names},
                             dis, line_info, dict(seconds)))
     return out

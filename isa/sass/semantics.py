@@ -16,6 +16,8 @@ levels alike (class names are shared where they mean the same: ``TENSOR_CORE``, 
     HFMA2 R9, R9, R12, R9 ;                 classes={FP16_FMA, FP16_ARITH}, flops=4 per lane
     HFMA2.MMA R13, -RZ, RZ, 0, 0 ;          a move (ptxas's idiom, issued on the tensor pipe):
                                             classes={MOVE}, unit=TENSOR, flops=0
+        (sgemm_naive has one, after its bounds check, run by the 159 warps that store at the corpus
+        launch: ncu's smsp__inst_executed_pipe_tensor_op_hmma.sum is 159 there, a plain fp32 kernel)
     IDP.4A.S8.S8 R5, R6, R7, R5 ;           classes={INT8_DP4A}, int_ops=8 per lane
     LDS.128 R4, [R19] ;                     classes={LOAD, LOAD_SHARED, LOAD_SHARED_128}, 16 B per lane
     LDGSTS.E.BYPASS.128 [R3], desc[UR4][R4.64] ;    classes={ASYNC_COPY, ASYNC_COPY_128}, 16 B

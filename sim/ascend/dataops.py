@@ -74,6 +74,28 @@ def _view2d(buf, off, rows, cols, stride):
     return as_strided(base, shape=(rows, cols), strides=(stride, 1))
 
 
+def _store(c, dst_space, db, do, rows, rowbytes, stride, data) -> None:
+    """Write ``data`` (rows x rowbytes bytes) to ``db`` at ``do`` with row ``stride``; GM stores
+    under ``set_atomic_add/max/min`` combine with what GM holds, in the ``set_atomic_<t>`` type
+    ([CCE-ATOMIC]: the operation runs on the store into GM)."""
+    view = _view2d(db, do, rows, rowbytes, stride)
+    mode = getattr(c, "atomic", None)
+    if dst_space != "gm" or mode is None:
+        view[...] = data
+        return
+    t = _NP[c.atomic_type]
+    size = _SIZE[c.atomic_type]
+    _need(rowbytes % size == 0, f"atomic {mode}: rows of {rowbytes} bytes are not whole .{c.atomic_type} elements")
+    old = np.ascontiguousarray(view).view(t).astype(np.float64 if c.atomic_type[0] in "fb" else np.int64)
+    new = np.ascontiguousarray(data).reshape(rows, rowbytes).view(t).astype(old.dtype)
+    with np.errstate(all="ignore"):
+        res = old + new if mode == "add" else np.maximum(old, new) if mode == "max" else np.minimum(old, new)
+    if c.atomic_type[0] in "su":
+        info = np.iinfo(t)
+        res = ((res - info.min) % (1 << (8 * size))) + info.min      # integer adds wrap
+    view[...] = np.ascontiguousarray(res.astype(t)).view(np.uint8).reshape(rows, rowbytes)
+
+
 def _need(cond, msg):
     if not cond:
         raise _ub(msg)
@@ -110,10 +132,11 @@ def _copy(ins, machine):
         sb, so = _region(c, src_space, src, s_hi, op)
         db, do = _region(c, dst_space, dst, d_hi, op)
         if c.functional:
-            _view2d(db, do, n, blen, ds)[...] = _view2d(sb, so, n, blen, ss).copy()
+            _store(c, dst_space, db, do, n, blen, ds, _view2d(sb, so, n, blen, ss).copy())
         reads = [(src_space, src, s_hi)] if src_space != "gm" else []
         writes = [(dst_space, dst, d_hi)] if dst_space != "gm" else []
-        span = (src, s_hi) if src_space == "gm" else (dst, d_hi) if dst_space == "gm" else None
+        span = (src, s_hi, (n, blen, ss)) if src_space == "gm" else (dst, d_hi, (n, blen, ds)) \
+            if dst_space == "gm" else None
         return ("move", path, n * blen, span), reads, writes
     return impl
 
@@ -141,16 +164,16 @@ def _copy_align(ins, machine):
             sb, so = _gm(c, src, src + (n - 1) * ss + ln, op)
             db, do = _local(c, "ub", dst, dst + (n - 1) * ds + ln, op)
             rng = ("ub", dst, dst + (n - 1) * ds + ln)
-            span = (src, src + (n - 1) * ss + ln)
+            span = (src, src + (n - 1) * ss + ln, (n, ln, ss))
         else:
             ss, ds = ub_row + sgap * 32, ln + dgap
             c.check_align("ub", src, op)
             sb, so = _local(c, "ub", src, src + (n - 1) * ss + ln, op)
             db, do = _gm(c, dst, dst + (n - 1) * ds + ln, op)
             rng = ("ub", src, src + (n - 1) * ss + ln)
-            span = (dst, dst + (n - 1) * ds + ln)
+            span = (dst, dst + (n - 1) * ds + ln, (n, ln, ds))
         if c.functional:
-            _view2d(db, do, n, ln, ds)[...] = _view2d(sb, so, n, ln, ss).copy()
+            _store(c, "ub" if to_ub else "gm", db, do, n, ln, ds, _view2d(sb, so, n, ln, ss).copy())
         return ("move", path, n * ln, span), ([] if to_ub else [rng]), ([rng] if to_ub else [])
     return impl
 
@@ -177,6 +200,7 @@ def _nd2nz(ins, machine):
         total = 0
         writes = []
         lo_all, hi_all = None, None
+        one_nd = nd == 1
         for i in range(nd):
             s0 = src + i * s_mat * size
             d0 = dst + i * d_mat * size
@@ -194,7 +218,8 @@ def _nd2nz(ins, machine):
                 out[...] = pad.reshape(nv, d1, 32).transpose(1, 0, 2)
             total += nv * dv * size
             writes.append(("l1", d0, d_hi))
-        return ("move", "gm->l1", total, (lo_all, hi_all)), [], writes
+        pattern = (nv, dv * size, s_d * size) if one_nd else None
+        return ("move", "gm->l1", total, (lo_all, hi_all, pattern)), [], writes
     return impl
 
 
@@ -259,6 +284,58 @@ def _load2d_t(ins, machine):
                              strides=(dstr * 512, (1 + fgap) * 512, 1))
             out[...] = t
         return ("move", path, rep * 1024, None), [("l1", s_lo, s_hi)], [(dst_space, dst, d_hi)]
+    return impl
+
+
+def _img2col(ins, machine):
+    """``img2colv2_cbuf_to_ca.f16 l0a, l1, stepK, stepM, posK, posM, strideW, strideH, Wk, Hk, dilW, dilH,
+    filterW, filterH, transpose, fmatrixCtrl, sizeChannel`` (Load3Dv2): rows ``posM ..+stepM`` and
+    columns ``posK ..+stepK`` of the im2col matrix of the feature map in L1 (NC1HWC0: C1 slices of
+    H x W x C0, W/H/pads from ``set_fmatrix``) into L0A (ZZ). Row m is output pixel (m // OW, m % OW);
+    column k is (c1, kh, kw, c0) with k = ((c1 * Hk + kh) * Wk + kw) * C0 + c0. Taps in the padding,
+    channels beyond sizeChannel and rows beyond OH*OW read 0."""
+    op = ins.opcode
+    size = _SIZE[ins.modifiers[0]]
+    c0 = 32 // size
+
+    def impl(c, a):
+        dst, src = int(a[0]), int(a[1])
+        step_k, step_m, pos_k, pos_m, sw, sh, wk, hk, dw, dh, fw, fh, tr, fctl, cin = (int(x) for x in a[2:17])
+        _need(c.fmatrix is not None, f"{op}: no set_fmatrix before it (the feature map's W, H and pads)")
+        _need(fw == 0 and fh == 0 and tr == 0 and fctl == 0,
+              f"{op}: filterW/filterH (kernel sizes above 255), transpose and fmatrixCtrl are modelled as 0 only")
+        _need(step_m % 16 == 0 and step_k % c0 == 0 and step_m > 0 and step_k > 0,
+              f"{op}: stepM must be a multiple of 16 and stepK of {c0}, got {step_m}, {step_k}")
+        _need(min(sw, sh, wk, hk, dw, dh, cin) >= 1, f"{op}: strides, kernel size, dilation and channels must be >= 1")
+        W, H, pl, pr, pt, pb = c.fmatrix
+        ow = (W + pl + pr - dw * (wk - 1) - 1) // sw + 1
+        oh = (H + pt + pb - dh * (hk - 1) - 1) // sh + 1
+        _need(ow >= 1 and oh >= 1, f"{op}: the kernel does not fit the {H}x{W} feature map")
+        c1n = -(-cin // c0)
+        c.check_align("l0a", dst, op)
+        c.check_align("l1", src, op)
+        s_hi = src + c1n * H * W * 32
+        d_hi = dst + step_m * step_k * size
+        _local(c, "l1", src, s_hi, op)
+        _local(c, "l0a", dst, d_hi, op)
+        if c.functional:
+            m = pos_m + np.arange(step_m)
+            k = pos_k + np.arange(step_k)
+            cc0 = k % c0
+            kw_ = (k // c0) % wk
+            kh_ = (k // (c0 * wk)) % hk
+            cc1 = k // (c0 * wk * hk)
+            ih = (m // ow)[:, None] * sh - pt + kh_[None, :] * dh
+            iw = (m % ow)[:, None] * sw - pl + kw_[None, :] * dw
+            ok = (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W) & (m < oh * ow)[:, None] \
+                & ((cc1 * c0 + cc0) < cin)[None, :] & (cc1 < c1n)[None, :]
+            idx = ((cc1[None, :] * H + np.clip(ih, 0, H - 1)) * W + np.clip(iw, 0, W - 1)) * c0 + cc0[None, :]
+            fm = c.buffers["l1"][src:s_hi].view(np.uint16 if size == 2 else np.uint8)
+            vals = np.where(ok, fm[idx], 0).astype(fm.dtype)
+            m1, k1 = step_m // 16, step_k // c0
+            zz = vals.reshape(m1, 16, k1, c0).transpose(0, 2, 1, 3)
+            c.buffers["l0a"][dst:d_hi] = np.ascontiguousarray(zz).view(np.uint8).reshape(-1)
+        return ("move", "l1->l0a", step_m * step_k * size, None), [("l1", src, s_hi)], [("l0a", dst, d_hi)]
     return impl
 
 
@@ -375,15 +452,29 @@ def _fixpipe(ins, machine):
         dst, src = a[0], a[1]
         n, m, dstr, sstr, _uf, _q, relu, split, nz2nd = (int(x) if not isinstance(x, str) else x for x in a[3:12])
         _need(1 <= n <= 4095 and 1 <= m <= 65535, f"copy_matrix_cc_to_gm: nSize {n} / mSize {m} out of range")
-        if not nz2nd or split:
-            raise SimulationError("copy_matrix_cc_to_gm: only nz2ndEn=1, channelSplit=0 is modelled", ins.span)
         _need(sstr >= m, f"copy_matrix_cc_to_gm: srcStride {sstr} is smaller than mSize {m}")
-        _need(dstr >= n, f"copy_matrix_cc_to_gm: dstStride {dstr} is smaller than nSize {n}")
+        if split:
+            _need(not nz2nd, "copy_matrix_cc_to_gm: channelSplit splits NZ output; it needs nz2ndEn=0")
+            _need(out_t == "f32", f"copy_matrix_cc_to_gm: channelSplit is for f32 output (16x16 -> 2 x 16x8), "
+                                  f"not .{out_t}")
+        if nz2nd:
+            _need(dstr >= n, f"copy_matrix_cc_to_gm: dstStride {dstr} is smaller than nSize {n}")
+            nblk = cw = 0
+        else:
+            # ascend.md: 32 B of C0 per fractal row: f32 channel split 16x16 -> 2 x 16x8, s8/u8 merge
+            # 16x16 -> 16x32, otherwise 16 columns per block; nSize a multiple of 16 (8 with split)
+            cw = 8 if split else 32 if osize == 1 else 16
+            _need(n % (8 if split else 16) == 0, f"copy_matrix_cc_to_gm: NZ output needs nSize a multiple of "
+                                                  f"{8 if split else 16}, got {n}")
+            nblk = -(-n // cw)
+            _need(dstr * 32 >= m * cw * osize, f"copy_matrix_cc_to_gm: NZ dstStride {dstr} x 32 B is smaller than "
+                                              f"one column block ({m} x {cw} x {osize} B)")
         c.check_align("l0c", src, "copy_matrix_cc_to_gm")
         n1 = (n + 15) // 16
         s_hi = src + ((n1 - 1) * sstr + m) * 64
         _local(c, "l0c", src, s_hi, "copy_matrix_cc_to_gm")
-        d_hi = dst + ((m - 1) * dstr + n) * osize
+        d_hi = dst + ((m - 1) * dstr + n) * osize if nz2nd else \
+            dst + (nblk - 1) * dstr * 32 + m * min(cw, n - (nblk - 1) * cw) * osize
         db, do = _gm(c, dst, d_hi, "copy_matrix_cc_to_gm")
         if quant.startswith("V"):
             c.check_range("fb", c.fpc, c.fpc + 8 * n, "copy_matrix_cc_to_gm (per-channel parameters)")
@@ -398,9 +489,18 @@ def _fixpipe(ins, machine):
             y, _ = quantize(x, quant, c.quant_pre, pc)
             if relu:
                 y = np.maximum(y, np.zeros((), dtype=y.dtype))
-            _view2d(db, do, m, n * osize, dstr * osize)[...] = np.ascontiguousarray(y).view(np.uint8) \
-                .reshape(m, n * osize)
-        return ("move", "l0c->gm", m * n * osize, (dst, d_hi)), [("l0c", src, s_hi)], []
+            if nz2nd:
+                _store(c, "gm", db, do, m, n * osize, dstr * osize,
+                       np.ascontiguousarray(y).view(np.uint8).reshape(m, n * osize))
+            else:  # NZ out: column blocks of cw elements, each m rows x cw, dstStride x 32 B apart
+                yb = np.ascontiguousarray(y)
+                for j in range(nblk):
+                    blk = yb[:, j * cw:(j + 1) * cw]
+                    w = blk.shape[1] * osize
+                    _store(c, "gm", db, do + j * dstr * 32, m, w, cw * osize,
+                           np.ascontiguousarray(blk).view(np.uint8).reshape(m, w))
+        pattern = (m, n * osize, dstr * osize) if nz2nd else None
+        return ("move", "l0c->gm", m * n * osize, (dst, d_hi, pattern)), [("l0c", src, s_hi)], []
     return impl
 
 
@@ -664,7 +764,7 @@ def _reduce(ins, machine):
     return impl
 
 
-HANDLERS = {"copy": _copy, "copy_align": _copy_align, "nd2nz": _nd2nz, "load2d": _load2d, "load2d_t": _load2d_t,
+HANDLERS = {"load3d": _img2col, "copy": _copy, "copy_align": _copy_align, "nd2nz": _nd2nz, "load2d": _load2d, "load2d_t": _load2d_t,
             "mad": _mad, "fixpipe": _fixpipe, "vbinary": _vector, "vscalar": _vector, "vunary": _vector,
             "vconv": _vector, "vdup": _vector, "vreduce": _reduce, "vgreduce": _reduce}
 

@@ -111,7 +111,7 @@ class GlobalMemory:
         self.owners = []
         for lo, hi in zip(self.lo, self.hi):
             n = max(1, (hi - lo + self.GRAIN - 1) // self.GRAIN)
-            self.owners.append({k: np.full(n, -1, dtype=np.int64) for k in ("wc", "wp", "wt", "rc", "rp", "rt")})
+            self.owners.append({k: np.full(n, -1, dtype=np.int64) for k in ("wc", "wp", "wt", "rc", "rp", "rt", "wa")})
 
     def locate(self, lo: int, hi: int) -> tuple[int, int]:
         """(parameter index, byte offset) holding ``[lo, hi)``; raises UndefinedBehaviour if none."""
@@ -260,6 +260,9 @@ class Core:
         self.mask = (-1, -1)
         self.quant_pre = 0
         self.fpc = 0
+        self.fmatrix = None         # set_fmatrix: (W, H, pad left, right, top, bottom) of the L1 feature map
+        self.atomic = None          # set_atomic_add/max/min: GM stores combine with GM
+        self.atomic_type = "f32"    # set_atomic_<type> (f32 until set [assumed])
         self.flags: dict[tuple, tuple] = {}      # key -> (set eid, vc snapshot, instr idx)
         self.consumed: dict[tuple, int] = {}     # key -> idx of the last wait that consumed it
         self.events: list[Event] = []
@@ -293,22 +296,34 @@ class Core:
         gm = self.launch.gm
         if gm.owners is None or span is None:
             return
-        lo, hi = span
+        lo, hi = span[0], span[1]
         i, off = gm.locate(lo, hi)
         g = gm.GRAIN
-        a, b = off // g, (off + (hi - lo) + g - 1) // g
+        pattern = span[2] if len(span) > 2 else None
+        if pattern is None or pattern[0] == 1 or pattern[1] >= pattern[2]:
+            sel_idx = np.arange(off // g, (off + (hi - lo) + g - 1) // g)
+        else:  # bursts with gaps: only the bytes moved
+            n, blen, stride = pattern
+            starts = off + np.arange(n) * stride
+            first, last = starts // g, (starts + blen - 1) // g
+            width = int((last - first).max()) + 1
+            sel_idx = np.unique((first[:, None] + np.arange(width)[None, :])[
+                np.arange(width)[None, :] <= (last - first)[:, None]])
         own = gm.owners[i]
         p = PIPE_INDEX[pipe]
         tick = int(self.hz.vc[p, p])
         checks = [("w", "written")] + ([("r", "read")] if write else [])
+        atomic = write and self.atomic is not None
         for key, verb in checks:
-            cores = own[key + "c"][a:b]
+            cores = own[key + "c"][sel_idx]
             other = (cores >= 0) & (cores != self.gid)
+            if atomic and key == "w":          # atomic stores into GM do not race with each other
+                other &= own["wa"][sel_idx] != 1
             if not other.any():
                 continue
             for c in np.unique(cores[other]):
                 sel = cores == c
-                pipes, ticks = own[key + "p"][a:b][sel], own[key + "t"][a:b][sel]
+                pipes, ticks = own[key + "p"][sel_idx][sel], own[key + "t"][sel_idx][sel]
                 known = self.remote.get(int(c))
                 late = ticks > (known[pipes] if known is not None else -1)
                 if late.any():
@@ -316,14 +331,16 @@ class Core:
                     other_core = self.launch.core_name(int(c))
                     me = self.launch.instrs[idx]
                     self.launch.report(self, idx, f"{me.opcode} (PIPE_{pipe}) {'writes' if write else 'reads'} "
-                                       f"{gm.names[i]}[{(a + int(np.flatnonzero(sel)[j])) * g:#x}, ...) "
+                                       f"{gm.names[i]}[{int(sel_idx[np.flatnonzero(sel)[j]]) * g:#x}, ...) "
                                        f"{verb} by {other_core} (PIPE_{PIPES[int(pipes[j])]}) with no cross-core "
                                        f"flag (ffts_cross_core_sync / wait_flag_dev) between them", stopped=False)
                     break
         side = "w" if write else "r"
-        own[side + "c"][a:b] = self.gid
-        own[side + "p"][a:b] = p
-        own[side + "t"][a:b] = tick
+        own[side + "c"][sel_idx] = self.gid
+        own[side + "p"][sel_idx] = p
+        own[side + "t"][sel_idx] = tick
+        if write:
+            own["wa"][sel_idx] = 1 if atomic else 0
 
     def race(self, pipe: str, idx: int, reads, writes) -> None:
         p = PIPE_INDEX[pipe]
@@ -696,6 +713,27 @@ def _compile_body(ins, idx, launch, spec, gets):
             c.mask = (int(gh(c)), int(gl(c)))
             c.scal += 1
         return run
+    if op.startswith("set_atomic_"):
+        what = op[len("set_atomic_"):]
+
+        def run(c):
+            c.scal += 1
+            if what == "none":
+                c.atomic = None
+            elif what in ("add", "max", "min"):
+                c.atomic = what
+            else:
+                c.atomic_type = what
+        return run
+    if op == "set_fmatrix":
+        g = gets[0]
+
+        def run(c):
+            v = int(g(c)) & ((1 << 64) - 1)
+            c.fmatrix = (v & 0xFFFF, (v >> 16) & 0xFFFF, (v >> 32) & 0xFF, (v >> 40) & 0xFF, (v >> 48) & 0xFF,
+                         (v >> 56) & 0xFF)
+            c.scal += 1
+        return run
     if op == "set_quant_pre":
         g = gets[0]
 
@@ -888,6 +926,9 @@ def launch_kernel(module: ir.Module, machine: AscendModel, *, kernel: str | None
     mixes = mix_kernels(module)
     if kernel is None and mixes and len(kernels) == 2 * len(mixes) and len(mixes) == 1:
         kernel = next(iter(mixes))
+    for mname, pair in mixes.items():
+        if kernel in (pair[0].name, pair[1].name):   # a code segment of a mix kernel runs as the whole mix
+            kernel = mname
     if kernel in mixes:
         return _launch_mix(module, machine, kernel, mixes[kernel], inputs or {}, cores, functional)
     if kernel is None:

@@ -312,7 +312,7 @@ def simulate(events_per_core, m: AscendModel, *, gm_bytes: int = 0, gm_unique: i
     for start, end, core, eid in order:
         ev = events_per_core[core][eid]
         path, nbytes, span = ev.work[1], ev.work[2], ev.work[3]
-        miss, wb = l2.access(span if span is not None else (core, eid), nbytes, write=path.endswith("->gm"))
+        miss, wb = l2.access(span[:2] if span is not None else (core, eid), nbytes, write=path.endswith("->gm"))
         ev.hbm = miss + wb
         ev.hbm_share = share
         if ev.hbm:

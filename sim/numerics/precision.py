@@ -509,7 +509,7 @@ def check_kernel(mode: str, facts: Iterable[ArithmeticFact], *, origin_dtype: st
     origin = norm_dtype(origin_dtype)
     if canon == "origin" and origin is None:
         raise InputError(f"precision mode {mode!r} keeps the model's original dtype, which the kernel does "
-                         "not record; only check_kernel(..., origin_dtype='f16') can check it")
+                         "not record: give it (validate-kernel --origin-dtype f16, or check_kernel(..., origin_dtype='f16'))")
     hint = origin if canon == "origin" else _REDUCED_TO.get(canon)
     out = []
     for f in judged(facts):

@@ -155,7 +155,8 @@ class LaunchState:
     def __init__(self, module: ir.Module, fn: ir.Function, grid, block, params: bytes,
                  param_offsets: dict[str, int], gmem: GlobalMemory, global_symbols: dict[str, int],
                  dynamic_shared: int, *, batch_threads: int = 16384, listeners=(), max_steps=None,
-                 check_uninitialized: bool = True, check_races: bool = True):
+                 check_uninitialized: bool = True, check_races: bool = True, memory_model: str = "sc",
+                 seed: int = 0):
         from isa.cfg import Cfg
 
         self.module = module
@@ -271,6 +272,14 @@ class LaunchState:
         from .completion import ASYNC_OPCODES, Async
 
         self.asyncs = Async(self) if any(c in ASYNC_OPCODES for c, _ in self.canon) else None
+        if memory_model not in ("sc", "relaxed"):
+            raise SimulationError(f"memory model '{memory_model}' is not one of sc, relaxed")
+        self.memory_model = memory_model
+        self.warps_per_cta = self.tpc // WARP
+        from .order import Order
+
+        self.order = Order(self, check_races, memory_model == "relaxed", seed) \
+            if check_races or memory_model == "relaxed" else None
         self.wgmma_accumulators = set()
         for info in self.funcs:
             self.cur = info
@@ -307,6 +316,8 @@ class LaunchState:
         """Make a decoded machine ready for another launch with the same program, geometry and
         parameter bytes (``run_kernel``'s decode cache): new global memory, listeners, counters."""
         self.gmem = gmem
+        if self.order is not None:
+            self.order.reset()
         self._set_listeners(listeners)
         self.problems = ProblemLog()
         self.steps = 0
@@ -825,9 +836,12 @@ class LaunchState:
         addr = addr_fn(None if m is None else lanes)
         width = esize * nelem
         groups = self.resolve(pc, space, lanes, addr, width, "load")
+        relaxed = self.order is not None and self.order.relaxed
         if len(groups) == 1 and groups[0][3] is None:
             sp, data, written, _, flat, a = groups[0]
             vals = gather(data, flat, esize, nelem)
+            if relaxed and sp == "global":
+                vals = self._relaxed_read(pc, lanes, flat, vals, width)
             if written is not None and self.check_uninit:
                 self._check_written(pc, written, flat, esize, nelem, lanes, a)
             if sp == "shared" and self.tags is not None:
@@ -840,6 +854,8 @@ class LaunchState:
         out_vals = []
         for sp, data, written, sel, flat, a in groups:
             v = gather(data, flat, esize, nelem)
+            if relaxed and sp == "global":
+                v = self._relaxed_read(pc, lanes[sel], flat, v, width)
             if written is not None and self.check_uninit:
                 self._check_written(pc, written, flat, esize, nelem, lanes[sel], a)
             if sp == "shared" and self.tags is not None:
@@ -889,11 +905,15 @@ class LaunchState:
 
     def barrier_epoch_for(self, threads: np.ndarray) -> None:
         """A barrier completed for the CTAs of ``threads`` (a [T] mask of whole CTAs)."""
-        if self.tags is not None:
+        if self.tags is not None or self.order is not None:
             self.barrier_epoch(np.flatnonzero(threads.reshape(self.batch, self.tpc).any(axis=1)))
 
     def barrier_epoch(self, ctas: np.ndarray) -> None:
         """CTAs whose threads passed a barrier start a new race-check epoch (tags hold 8 bits)."""
+        if self.order is not None:
+            self.order.barrier(self.cta_base + np.asarray(ctas, np.int64))
+        if self.tags is None:
+            return
         e = self.epoch[ctas] + np.uint16(1)
         wrap = e > 255
         if wrap.any():
@@ -912,8 +932,14 @@ class LaunchState:
         vals = values_fn(None if m is None else lanes)
         nelem = vals.shape[1]
         width = esize * nelem
+        relaxed = self.order is not None and self.order.relaxed
         for sp, data, written, sel, flat, a in self.resolve(pc, space, lanes, addr, width, "store"):
             v = vals if sel is None else vals[sel]
+            if relaxed and sp == "global":
+                ln = lanes if sel is None else lanes[sel]
+                if self.order.sem[pc].release:
+                    self.order.fence(pc, ln)
+                self.order.write(ln, flat, data[flat[:, None] + np.arange(width)])
             scatter(data, flat, v, esize)
             if written is not None:
                 mark_written(written, flat, esize, nelem)
@@ -922,6 +948,14 @@ class LaunchState:
             if sp == "shared" and self.asyncs is not None:
                 self._async_generic(pc, flat, width, lanes if sel is None else lanes[sel], a, True)
             self._account(pc, sp, "store", lanes if sel is None else lanes[sel], a, width)
+
+    def _relaxed_read(self, pc, lanes, flat, vals, width):
+        """A global load under the relaxed memory model (buffered stores may not be visible yet)."""
+        vals = np.ascontiguousarray(vals)
+        self.order.read(lanes, flat, vals.view(np.uint8).reshape(len(lanes), width))
+        if self.order.sem[pc].acquire:
+            self.order.fence(pc, lanes)
+        return vals
 
     def _async_generic(self, pc, flat, width, lanes, addr, store: bool) -> None:
         """A generic-proxy shared access in a kernel with asynchronous operations."""
@@ -940,6 +974,8 @@ class LaunchState:
             space = "param"
         d = self.bytes_load if kind == "load" else self.bytes_store
         d[space] = d.get(space, 0) + len(lanes) * width
+        if space == "global" and self.order is not None:
+            self.order.access(pc, kind, lanes, addr, width)
         if self.mem_listeners:
             self.emit(pc, lanes, space=space, kind=kind, width=width, addresses=addr)
 
@@ -1086,11 +1122,16 @@ class LaunchState:
         return ins.full_opcode, info.unit.value if info is not None else "other", ins.span.line
 
     # ------------------------------------------------------------------ running
-    def run(self, starts=None) -> None:
-        """Run every CTA, or only the batches starting at the linear CTA indices ``starts`` (the
-        timing model's samples; with a batch of one CTA, exactly those CTAs)."""
+    cta_end = None
+
+    def run(self, ctas: tuple[int, int] | None = None, starts=None) -> None:
+        """Run every CTA, or the linear CTA indices ``lo <= i < hi`` of ``ctas`` (``run_kernel(jobs=N)``
+        gives each process one such range), or only the batches starting at the linear CTA indices
+        ``starts`` (the timing model's samples; with a batch of one CTA, exactly those CTAs)."""
+        lo, hi = (0, self.ncta) if ctas is None else (max(0, int(ctas[0])), min(self.ncta, int(ctas[1])))
+        self.cta_end = hi
         with np.errstate(all="ignore"):
-            for start in (range(0, self.ncta, self.batch) if starts is None else starts):
+            for start in (range(lo, hi, self.batch) if starts is None else starts):
                 self._run_batch(start)
                 if self.aborted:
                     break
@@ -1105,7 +1146,7 @@ class LaunchState:
         self.ctaid[0][:] = lin % gx
         self.ctaid[1][:] = (lin // gx) % gy
         self.ctaid[2][:] = lin // (gx * gy)
-        self.exited[:] = self.padding | (lin >= self.ncta)
+        self.exited[:] = self.padding | (lin >= (self.ncta if self.cta_end is None else self.cta_end))
         for arr in self.regs.values():
             arr.fill(0)
         self.shared.reset()

@@ -68,7 +68,8 @@ def _dims3(v, what) -> tuple[int, int, int]:
 def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_bytes: int = 0, *, listeners=(),
                max_steps: int | None = None, memory_stats: bool = True, batch_threads: int = 16384,
                check_uninitialized: bool = True, check_races: bool = True,
-               buffer_names=None, timing: str | None = None, sample: str = "auto",
+               buffer_names=None, memory_model: str = "sc", seed: int = 0, jobs: int = 1,
+               ctas: tuple[int, int] | None = None, timing: str | None = None, sample: str = "auto",
                trace: bool = False) -> RunResult:
     """Run kernel ``entry`` over ``grid`` x ``block`` threads; see the module docstring.
 
@@ -76,7 +77,16 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
     default shared-wavefront / global-sector listener (a :class:`sim.memory.heat.MemoryHeat`; an
     empty one among ``listeners`` is used instead of a second); ``max_steps`` bounds the number of
     instruction executions (a ``max_steps`` problem stops the launch); ``buffer_names`` names the
-    arguments in problem reports (default: the PTX parameter names).
+    arguments in problem reports (default: the PTX parameter names). ``check_races`` turns on the
+    shared-memory, global (``global_race``) race checks; ``memory_model="relaxed"`` buffers global
+    stores and drains them in an order drawn from ``seed`` (:mod:`sim.ptx.order`; default ``"sc"``:
+    every store visible at once).
+
+    ``jobs`` > 1 splits the grid into that many contiguous CTA ranges run by forked processes
+    (:mod:`sim.ptx.parallel`); outputs, statistics and problems are the same as one process gives,
+    for kernels whose CTAs do not communicate through global memory (kernels with atomics, or a
+    listener that must see every event in this process, run in one process). ``ctas`` = ``(lo, hi)``
+    runs only those linear CTA indices.
 
     ``timing="h200"`` also predicts the launch's time on the H200 model (:mod:`sim.timing.h200`):
     ``result.timing`` holds the modelled figures; with ``sample="auto"`` a big launch runs only a
@@ -87,6 +97,16 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
     t0 = time.perf_counter()
     module = _load(module_or_path)
     fn = module.function(entry)
+    if jobs and jobs > 1 and ctas is None and timing is None:
+        from .parallel import run_parallel
+
+        res = run_parallel(module, entry, grid, block, args, dynamic_shared_bytes, jobs=jobs, listeners=listeners,
+                           max_steps=max_steps, memory_stats=memory_stats, batch_threads=batch_threads,
+                           check_uninitialized=check_uninitialized, check_races=check_races,
+                           buffer_names=buffer_names, memory_model=memory_model, seed=seed)
+        if res is not None:
+            res.stats["seconds"] = time.perf_counter() - t0
+            return res
     grid = _dims3(grid, "grid")
     block = _dims3(block, "block")
     args = list(args)
@@ -137,14 +157,15 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
             mstats = MemoryHeat()
             listeners.insert(0, mstats)
     key = (fn.name, grid, block, bytes(params), tuple(sorted(global_symbols.items())), int(dynamic_shared_bytes),
-           batch_threads, max_steps, check_uninitialized, check_races)
+           batch_threads, max_steps, check_uninitialized, check_races, memory_model, int(seed))
     M = _cached(module, key)
     if M is not None:
         M.relaunch(gmem, listeners)
     else:
         M = LaunchState(module, fn, grid, block, bytes(params), offsets, gmem, global_symbols, dynamic_shared_bytes,
                     batch_threads=batch_threads, listeners=listeners, max_steps=max_steps,
-                    check_uninitialized=check_uninitialized, check_races=check_races)
+                    check_uninitialized=check_uninitialized, check_races=check_races,
+                    memory_model=memory_model, seed=seed)
         _remember(module, key, M)
     starts = None
     tinfo = None
@@ -159,12 +180,13 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
         if sampled and M.batch != 1:      # sampled CTAs run one per batch
             M = LaunchState(module, fn, grid, block, bytes(params), offsets, gmem, global_symbols,
                             dynamic_shared_bytes, batch_threads=M.tpc, listeners=listeners, max_steps=max_steps,
-                            check_uninitialized=check_uninitialized, check_races=check_races)
+                            check_uninitialized=check_uninitialized, check_races=check_races,
+                            memory_model=memory_model, seed=seed)
         ws = WarpStreams(M.tpc // 32)
         M._set_listeners(list(listeners) + [ws])
         tinfo = (occ, regs, ws, starts, sampled)
     t1 = time.perf_counter()
-    M.run(starts)
+    M.run(ctas, starts=starts)
     t2 = time.perf_counter()
 
     # copy buffers back in place
@@ -276,7 +298,10 @@ def _stats(M: LaunchState, mstats) -> dict:
         "threads_per_cta": M.nthreads,
         "ctas_per_batch": M.batch,
         "problems_suppressed": M.problems.suppressed,
+        "memory_model": M.memory_model,
     }
+    if M.memory_model == "relaxed":
+        out["memory_seed"] = M.order.seed
     if mstats is not None:
         out.update(mstats.as_stats())
         out["memory_by_pc"] = mstats.by_pc()

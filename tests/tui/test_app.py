@@ -115,7 +115,11 @@ async def test_goto_line_and_source_pane(int8):
 
 
 @sync
-async def test_tabs_switch_with_number_keys_and_show_content(int8):
+async def test_tabs_switch_with_number_keys_and_show_content(int8, monkeypatch):
+    from tui import backends
+
+    monkeypatch.setattr(backends, "timing", lambda isa: backends.Availability(
+        False, "The timing model is not available: kernlens has no cycle model for PTX."))  # the build without one
     app = InspectorApp([int8])
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, pilot)

@@ -155,7 +155,13 @@ async def test_run_with_generated_inputs_draws_a_new_seed_and_still_passes():
 
 
 @sync
-async def test_ptx_timeline_is_honest_and_shows_units_after_a_run():
+async def test_ptx_timeline_is_honest_and_shows_units_after_a_run(monkeypatch):
+    # the build without a PTX timing model (tests/tui/test_ptx_timeline.py covers the one with)
+    from tui import backends
+
+    monkeypatch.setattr(backends, "timing", lambda isa: backends.Availability(
+        False, "The timing model is not available: kernlens has no cycle model for PTX, so there is no per-unit "
+               "timeline or stall breakdown to show."))
     app = InspectorApp([str(SGEMM)])
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)

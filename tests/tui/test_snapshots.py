@@ -138,3 +138,23 @@ def test_timeline_ascend_vadd(snap_compare, steady_clock, monkeypatch):
         await _wait(pilot)
 
     assert snap_compare(InspectorApp(["examples/ascend/vadd_f16.asm"]), terminal_size=(150, 52), run_before=before)
+
+
+def test_timeline_ptx_stand_in_run(snap_compare, monkeypatch):
+    # the PTX Timeline tab's layout on a hand-made trace (tests/tui/test_ptx_timeline.py::_run), so the
+    # picture does not move with the timing model's numbers
+    from tests.tui.test_ptx_timeline import _run
+    from tui import backends, timeline
+
+    monkeypatch.chdir(EXAMPLES.parent)
+    monkeypatch.setattr(backends, "timing", lambda isa: backends.Availability(True, "stand-in"))
+    monkeypatch.setattr(timeline, "run_ptx_timing", lambda doc, spec, machine="h200": _run(doc))
+
+    async def before(pilot):
+        await _wait(pilot)
+        await pilot.press("5")
+        await _wait(pilot)
+        await _wait(pilot)
+
+    app = InspectorApp(["examples/ptx/sgemm_tiled.sm_90.ptx"], launch="examples/manifest.json#sgemm_tiled")
+    assert snap_compare(app, terminal_size=SIZE, run_before=before)

@@ -7,8 +7,13 @@ the first time it is shown for a kernel and draws one row per pipe per group of 
                   V         ░░░░░░░░░░░░░░░░░▄███▄
                   MTE3 ╵          ░░░░░░░░░░░░░░░░░▄███████████▄
 
-For PTX there is no timing model; the tab says so and shows what a simulator run did measure:
-executed warp-instructions per unit.
+For PTX the tab runs the launch (its manifest entry or ``--launch``) on the H200 timing model
+(``sim.run_kernel(..., timing="h200", trace=True)``) and draws the traced SM: one row per unit per
+sub-partition (``█`` the unit issued in at least half of the cell's cycles, ``▄`` at all), the
+model's speed-of-light / occupancy / warp-state report, and the PTX lines whose instructions waited
+longest to issue; the heat column beside the code then shows those stall cycles. Without a timing
+model, or without a launch spec, the tab says so and shows what a simulator run measured: executed
+warp-instructions per unit.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.markup import escape
+from textual.message import Message
 from textual.widgets import Static
 
 from .. import backends, timeline
@@ -121,13 +127,74 @@ def ptx_markup(doc: KernelDoc, message: str) -> str:
             + f"\n  {'total':<10} {'':<36} {total:>10,}")
 
 
+def ptx_header_markup(run: timeline.PtxTimelineRun) -> str:
+    t = run.timing
+    sampled = (f", sampled {t.get('simulated_ctas')} of {t.get('ctas')} CTAs" if t.get("sampled") else "")
+    return (f"[b]{escape(run.kernel)}[/] on [b]{escape(run.machine)}[/]: [b]{run.cycles:,.0f} cycles[/] "
+            f"({run.cycles / run.hz * 1e6:.2f} µs at {run.hz / 1e9:.2f} GHz), {escape(str(t.get('bound', '?')))}-bound"
+            f"{escape(sampled)}\n[dim]modelled, not measured: the functional simulator's events on the H200 timing "
+            f"model (run and model took {run.seconds:.2f} s); lanes show SM 0's sub-partitions[/]")
+
+
+def ptx_lanes_markup(run: timeline.PtxTimelineRun, doc: KernelDoc, width: int) -> str:
+    lanes = timeline.ptx_lanes(run, doc, width)
+    if not lanes:
+        return "[dim](the model kept no trace of this run)[/]"
+    marks, labels = timeline.axis(run.cycles, width)
+    pad = " " * (LABEL_W + PIPE_W + 2)
+    out = [f"[dim]{pad}{marks}[/]", f"[dim]{pad}{escape(labels)}[/] [dim]cycles[/]"]
+    last = None
+    for lane in lanes:
+        label = lane.track.replace("SM 0 sub-partition ", "SM 0 · SMSP ") if lane.track != last else ""
+        last = lane.track
+        style = PTX_STYLE.get(lane.unit, "$text")
+        out.append(f"[b]{escape(label):<{LABEL_W}}[/]{escape(lane.unit):<{PIPE_W + 2}}[{style}]{lane.cells}[/]")
+    out.append("")
+    out.append(f"{timeline.BUSY} issued in at least half of the cell  {timeline.PART} issued at all  "
+               f"[dim]1 cell = {run.cycles / max(8, width):.1f} cycles; one issue per sub-partition per cycle[/]")
+    return "\n".join(out)
+
+
+def stall_items(run: timeline.PtxTimelineRun, limit: int = 10):
+    from rich.text import Text
+
+    vals = timeline.stalls_by_line(run)
+    total = sum(vals.values())
+    rows = sorted(vals.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+    return [(line, Text.assemble((f"line {line:>5}  ", "bold"), f"{v:>12,.0f} stall cycles  ",
+                                 (f"{v / total * 100:5.1f}%", "dim"))) for line, v in rows]
+
+
+def ptx_tables_markup(run: timeline.PtxTimelineRun) -> str:
+    try:
+        from sim.timing.report import render
+    except ImportError:
+        return ""
+    try:
+        return "[dim]" + escape(render(run.timing)) + "[/]"
+    except (KeyError, TypeError):
+        return ""
+
+
+PTX_STYLE = {"fp32": "$primary", "fp16": "$secondary", "int": "$text", "tensor": "$accent", "lsu": "$success",
+             "sfu": "$warning", "fp64": "$error", "control": "$text-muted", "sync": "$warning"}
+
+
 class TimelinePanel(VerticalScroll):
     """The Timeline tab's content."""
 
-    def __init__(self, machine: str | None = None, **kw) -> None:
+    class HeatChanged(Message):
+        """The heat column of ``doc`` now shows stall cycles per line."""
+
+        def __init__(self, doc: KernelDoc) -> None:
+            super().__init__()
+            self.doc = doc
+
+    def __init__(self, machine: str | None = None, launch: str | None = None, **kw) -> None:
         super().__init__(**kw)
         self.doc: KernelDoc | None = None
         self.machine = machine
+        self.launch = launch
 
     def compose(self) -> ComposeResult:
         yield Static(id="timeline-body")
@@ -147,8 +214,24 @@ class TimelinePanel(VerticalScroll):
         tm = backends.timing(doc.module.isa)
         body = self.query_one("#timeline-body", Static)
         if doc.module.isa != "ascend":
-            body.update(ptx_markup(doc, tm.message if not tm.ok else
-                                   f"A PTX timing model ({tm.message}) exists, but this inspector does not draw it."))
+            if not tm.ok:
+                body.update(ptx_markup(doc, tm.message))
+                return
+            if isinstance(doc.timeline, timeline.PtxTimelineRun):
+                self._show_ptx(doc)
+                return
+            from isa.errors import InputError
+
+            from ..runs import launch_spec
+
+            try:
+                spec = launch_spec(doc, self.launch)
+            except InputError as exc:
+                body.update(ptx_markup(doc, f"The H200 timing model needs a launch: {exc.message}"))
+                return
+            body.update("running the H200 timing model on the launch…")
+            self.query_one("#timeline-lanes").loading = True
+            self._run_ptx(doc, spec)
             return
         if not tm.ok:
             body.update("[$warning]" + escape(tm.message) + "[/]")
@@ -173,6 +256,19 @@ class TimelinePanel(VerticalScroll):
             run, err = None, f"the timing model failed: {type(exc).__name__}: {exc}"
         self.app.call_from_thread(self._done, doc, run, err)
 
+    @work(thread=True, exclusive=True, group="timeline")
+    def _run_ptx(self, doc: KernelDoc, spec) -> None:
+        from isa.errors import KernlensError
+
+        try:
+            run = timeline.run_ptx_timing(doc, spec)
+            err = None
+        except KernlensError as exc:
+            run, err = None, exc.render()
+        except Exception as exc:  # a model bug must not take the inspector down
+            run, err = None, f"the timing model failed: {type(exc).__name__}: {exc}"
+        self.app.call_from_thread(self._done, doc, run, err)
+
     def _done(self, doc: KernelDoc, run, err: str | None) -> None:
         if run is not None:
             doc.timeline = run
@@ -182,7 +278,26 @@ class TimelinePanel(VerticalScroll):
         if err is not None:
             self.query_one("#timeline-body", Static).update("[$error]" + escape(err) + "[/]")
             return
+        if isinstance(run, timeline.PtxTimelineRun):
+            self._show_ptx(doc)
+            return
         self._show(doc)
+
+    def _show_ptx(self, doc: KernelDoc) -> None:
+        run: timeline.PtxTimelineRun = doc.timeline
+        self.query_one("#timeline-body", Static).update(ptx_header_markup(run))
+        self.query_one("#timeline-lanes", Static).update(ptx_lanes_markup(run, doc, self._bar_width() - 2))
+        items = stall_items(run)
+        self.query_one("#timeline-problems-title", Static).update(
+            "[b]Stall cycles by PTX line[/] [dim](traced warps; enter: show the line; the heat column beside the "
+            "code shows them)[/]" if items else "[dim]No instruction waited to issue in the traced warps.[/]")
+        self.query_one("#timeline-problems-title").display = True
+        self.query_one("#timeline-problems", JumpList).set_items(items)
+        self.query_one("#timeline-tables", Static).update(ptx_tables_markup(run))
+        heat = timeline.stall_heat(run)
+        if heat:
+            doc.heat = heat
+            self.post_message(self.HeatChanged(doc))
 
     def _bar_width(self) -> int:
         w = self.scrollable_content_region.width or self.app.size.width
@@ -203,5 +318,10 @@ class TimelinePanel(VerticalScroll):
         self.query_one("#timeline-tables", Static).update(tables_markup(run))
 
     def on_resize(self) -> None:
-        if self.doc is not None and self.doc.timeline is not None:
+        if self.doc is None or self.doc.timeline is None:
+            return
+        if isinstance(self.doc.timeline, timeline.PtxTimelineRun):
+            self.query_one("#timeline-lanes", Static).update(ptx_lanes_markup(self.doc.timeline, self.doc,
+                                                                              self._bar_width() - 2))
+        else:
             self.query_one("#timeline-lanes", Static).update(lanes_markup(self.doc.timeline, self._bar_width()))

@@ -21,6 +21,14 @@ from isa import ir
 
 BUILDERS: dict[str, Callable] = {}
 
+#: canonical opcode -> the forms its builder refuses (docs/ptx-coverage.md is generated from it)
+LIMITS: dict[str, str] = {}
+
+
+def limit(name: str, what: str) -> None:
+    """Record what the builder of ``name`` does not run (shown in docs/ptx-coverage.md)."""
+    LIMITS[name] = what
+
 
 def op(*names: str):
     """Register a builder for the canonical opcode names."""

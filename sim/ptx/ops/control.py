@@ -16,7 +16,7 @@ import numpy as np
 from isa import ir
 
 from ..machine import Writer, _reader
-from . import guard_mask, not_implemented, op
+from . import guard_mask, limit, not_implemented, op
 
 
 def _label(M, ins):
@@ -257,7 +257,7 @@ def _bar(M, pc, ins, canon, ms, mods):
 
     def sync(m):
         M.barrier_waits += 1
-        if M.tags is not None:
+        if M.tags is not None or M.order is not None:
             M.barrier_epoch(np.arange(batch) if m is None else np.flatnonzero(m.reshape(batch, tpc).any(axis=1)))
         if m is not None:
             arrived = m.reshape(batch, tpc)
@@ -410,3 +410,6 @@ def _fence(M, pc, ins, canon, ms, mods):
     "fence.proxy.alias", "fence.acq_rel", "fence.sc")
 def _noop(M, pc, ins, canon, ms, mods):
     return lambda m: None
+
+
+limit("call", "calls to external functions without a body (vprintf, malloc)")

@@ -20,7 +20,7 @@ from isa import ir
 from ..dtypes import UINT, compute_dtype, nbytes, types_of
 from ..completion import Op
 from ..memory import gather, mark_written, scatter
-from . import not_implemented, op
+from . import limit, not_implemented, op
 
 SPACES = ("global", "shared", "local", "param", "const")
 
@@ -263,6 +263,8 @@ def _atom(M, pc, ins, canon, ms, mods):
                     ds[k].at(old, ln)
             if written is not None:
                 mark_written(written, flat, esize, nvec)
+            if sp == "global" and M.order is not None:
+                M.order.access(pc, "atomic", ln, a, width)
             M.bytes_load[sp] = M.bytes_load.get(sp, 0) + len(ln) * width
             M.bytes_store[sp] = M.bytes_store.get(sp, 0) + len(ln) * width
             if M.mem_listeners:
@@ -638,3 +640,6 @@ def _mbarrier_wait(M, pc, ins, canon, ms, mods):
             M.retire(stack, mask)
             top[0] = nxt
     return 1, wait
+
+
+limit("atom", "vector atomics other than add/min/max on f32/f16/bf16")

@@ -19,7 +19,7 @@ from isa.errors import SimulationError
 
 from ..dtypes import UINT, types_of
 from ..memory import GLOBAL_BASE, gather, unwritten
-from . import not_implemented, op
+from . import limit, not_implemented, op
 from .memory import space_of
 
 WARP = 32
@@ -325,10 +325,14 @@ def _wmma_mma(M, pc, ins, canon, ms, mods):
     from sim.ptx.tensor import wmma_mma
 
     shape = next(m for m in mods if m.startswith("m") and "n" in m and "k" in m)
-    ts = types_of(mods)
-    d_t, c_t = ts[-2], ts[-1]
-    ab = [t for t in ts[:-2]]
-    a_t = b_t = ab[0] if ab else "f16"
+    ts = types_of(mods) + [m for m in mods if m in ("tf32", "s4", "u4", "b1", "e4m3", "e5m2")]
+    ts = [m for m in mods if m in set(ts)]
+    # .dtype.ctype (f16 a/b implied) or .dtype.atype.btype.ctype (ISA 9.7.14.4.5)
+    if len(ts) >= 4:
+        d_t, a_t, b_t, c_t = ts[:4]
+    else:
+        d_t, c_t = ts[0], ts[-1]
+        a_t = b_t = "f16"
     sat = "satfinite" in ms
     D, A, B, C = (Fragment(M, ins, o) for o in ins.operands[:4])
 
@@ -467,6 +471,13 @@ def _wgmma_group(M, pc, ins, canon, ms, mods):
 @op("tcgen05.mma", "mma.sp", "wmma.load.c")
 def _unsupported(M, pc, ins, canon, ms, mods):
     return not_implemented(M, ins, ins.full_opcode)
+
+
+_unsupported.refuses = True
+limit("mma", "the forms marked no under Tensor-core forms (m8n8k4 f16, f64, s4/u4, b1, k16 fp8); .sp forms")
+limit("wmma.mma", "shapes other than m16n16k16 (tf32, f64, s4/u4, b1, m32n8k16, m8n32k16)")
+limit("wmma.load", "shapes other than m16n16k16")
+limit("wmma.store", "shapes other than m16n16k16")
 
 
 del gather

@@ -15,7 +15,7 @@ import numpy as np
 from isa import ir
 
 from ..dtypes import compute_dtype, types_of
-from . import not_implemented, op
+from . import limit, not_implemented, op
 
 WARP = 32
 
@@ -213,3 +213,6 @@ def _match(M, pc, ins, canon, ms, mods):
         if pdst is not None:
             pdst.m(alls.reshape(-1), m)
     return f
+
+
+limit("redux.sync", "float forms other than min/max .f32")

@@ -90,6 +90,14 @@ def mma_fragment_map(shape: str, operand: str, etype: str) -> FragmentMap:
     m, n, k = parse_shape(shape)
     et = element_type(etype)
     bits = et.bits
+    if (m, n, k) == (8, 8, 16) and bits == 8 and operand in ("a", "b"):    # ISA 9.7.14.5.x, m8n8k16 .s8/.u8
+        i = np.arange(4)[None, :]
+        if operand == "a":
+            return _map(_G + 0 * i, 4 * _T + i, bits, (8, 16))
+        return _map(4 * _T + i, _G + 0 * i, bits, (16, 8))
+    if operand in ("c", "d") and (m, n) == (8, 8) and bits == 32:          # m8n8 s32 accumulators
+        i = np.arange(2)[None, :]
+        return _map(_G + 0 * i, 2 * _T + i, bits, (8, 8))
     if operand in ("c", "d"):
         if (m, n) != (16, 8):
             raise SimulationError(f"mma shape .{shape} is not supported")

@@ -25,7 +25,7 @@ MMA_FORMS: frozenset[tuple[str, str, str]] = frozenset(
     [(s, t, acc) for s in ("m16n8k16", "m16n8k8") for t in ("f16",) for acc in ("f32", "f16")]
     + [(s, "bf16", "f32") for s in ("m16n8k16", "m16n8k8")]
     + [(s, "tf32", "f32") for s in ("m16n8k8", "m16n8k4")]
-    + [(s, t, "s32") for s in ("m16n8k16", "m16n8k32") for t in ("s8", "u8")]
+    + [(s, t, "s32") for s in ("m8n8k16", "m16n8k16", "m16n8k32") for t in ("s8", "u8")]
     + [("m16n8k32", t, "f32") for t in ("e4m3", "e5m2")]
     + [("m16n8k32", t, "f16") for t in ("e4m3", "e5m2")]
 )

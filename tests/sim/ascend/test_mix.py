@@ -124,3 +124,20 @@ def test_reading_the_workspace_without_the_flag_is_a_race():
     res = run_module(mix(1, wait="mov %x, 0"), M, cores=1, inputs=inputs(1)[2])
     races = [r.message for r in res.reports if "no cross-core flag" in r.message]
     assert races and "copy_gm_to_ubuf (PIPE_MTE2) reads %ws" in races[0] and "cube core 0 (PIPE_FIX)" in races[0]
+
+
+def test_naming_one_segment_runs_the_whole_mix():
+    a, b, ins = inputs(1)
+    res = run_module(mix(1), M, cores=1, inputs=ins, kernel="k_aiv")
+    assert res.reports == [] and res.launch.kernel == "k" and res.launch.vector_blocks == 2
+
+
+def test_inspector_timeline_runs_a_mix_kernel():
+    from tui.timeline import run_timing
+
+    class Doc:                      # what run_timing reads of a KernelDoc
+        module = mix(24)            # the inspector launches every core: 24 cube + 48 vector
+        name = "k_aic"
+
+    run = run_timing(Doc(), "davinci-a2")
+    assert run.reports == [] and {s.core for s in run.timing.slices} == set(range(72))
