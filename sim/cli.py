@@ -79,6 +79,10 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--max-steps", type=int, metavar="N",
                    help="stop a PTX run after N steps (one instruction for the threads of a batch of CTAs on one "
                         "path; default 5,000,000 per batch); where each warp loops is reported and results kept")
+    p.add_argument("--timing", metavar="MODEL", help="also predict the launch's time on a timing model (h200)")
+    p.add_argument("--sample", choices=("auto", "all"), default="auto",
+                   help="with --timing: simulate a deterministic sample of a big launch's CTAs (auto) or all")
+    p.add_argument("--trace", metavar="OUT.json", help="with --timing: write a Chrome/Perfetto trace")
     p.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
                    help="simulate the launch's CTAs in N processes (0 = all cores); same outputs")
     p.add_argument("--sass", action="store_true",
@@ -181,7 +185,8 @@ def run_ptx(args) -> int:
     from sim.check import check_outputs
     from sim.memory.heat import MemoryHeat
 
-    given = [flag for dest, flag in ASCEND_ONLY.items() if getattr(args, dest, None) not in (None, False)]
+    given = [flag for dest, flag in ASCEND_ONLY.items() if getattr(args, dest, None) not in (None, False)
+             and not (dest == "trace" and getattr(args, "timing", None))]
     if given:
         raise InputError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for Ascend-like runs "
                          f"(--machine davinci-a2); a PTX run checks against --reference or the manifest's reference")
@@ -203,19 +208,37 @@ def run_ptx(args) -> int:
     heat = MemoryHeat(shared_plan=plan) if args.heat or plan is not None else None
     if args.max_steps is not None and args.max_steps <= 0:
         raise InputError("--max-steps must be a positive number of steps")
+    timing = getattr(args, "timing", None)
+    if timing and timing.lower() not in PTX_MACHINES:
+        raise InputError(f"unknown timing model {timing!r}", expected=list(PTX_MACHINES))
     model = getattr(args, "memory_model", None) or "sc"
     ex = L.execute(module, spec, fn.name, inputs=decoded, seed=args.seed, listeners=[heat] if heat else [],
                    memory_model=model, memory_seed=args.seed or 0,
-                   jobs=(os.cpu_count() or 1) if args.jobs == 0 else max(1, args.jobs),
-                   max_steps=args.max_steps if args.max_steps is not None else "auto", progress=_progress())
+                   jobs=1 if timing else ((os.cpu_count() or 1) if args.jobs == 0 else max(1, args.jobs)),
+                   max_steps=args.max_steps if args.max_steps is not None else "auto", progress=_progress(),
+                   **({"timing": timing.lower(), "sample": args.sample,
+                      "trace": bool(getattr(args, "trace", None))} if timing else {}))
     if _progress.shown:
         sys.stderr.write("\r\033[K")
     if sass_note:
         print(f"note: {sass_note}; shared-memory costs follow the PTX accesses", file=sys.stderr)
     decoded, got, seconds = ex.inputs, ex.outputs, ex.seconds
+    tm = dict(ex.timing) if ex.timing else None
+    slices = tm.pop("_slices", []) if tm else []
+    if tm and getattr(args, "trace", None):
+        from sim.timing.sm import load_params
+        from sim.timing.trace import write_chrome_trace
+
+        try:
+            write_chrome_trace(args.trace, slices, load_params(timing.lower()).hz,
+                               meta={"kernel": fn.name, "cycles": tm["cycles"], "label": "modelled"})
+        except OSError as exc:
+            raise InputError(f"cannot write {args.trace}: {exc.strerror or exc}", Span(args.trace)) from None
 
     report = None
     ref_name = args.reference or spec.reference
+    if ref_name and not ex.complete:
+        ref_name = None                  # a sampled timing run computed only some CTAs' outputs
     if ref_name:
         ref_fn = load_reference(ref_name)
         ref_in = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in decoded.items()}
@@ -246,12 +269,20 @@ def run_ptx(args) -> int:
                "dynamic_shared_bytes": spec.shared_bytes(module.target), "seconds": seconds,
                "stats": stats, "problems": [_problem_dict(p) for p in problems],
                "check": report.to_dict() if report else None, "ok": ok}
+        if tm:
+            out["timing"] = tm
         if heat and args.heat:
             out["heat"] = {str(line): s.to_dict() for line, s in sorted(heat.by_line(fn).items())}
         print(json.dumps(_plain(out), indent=1))
     else:
         print(_render_text(args.file, fn, spec, module, stats, seconds, problems, report, heat if args.heat else None,
                            args.heat))
+        if tm:
+            from sim.timing.report import render
+
+            print(render(tm))
+            if not ex.complete:
+                print("  (outputs not checked: a sampled run computes only the sampled CTAs; --sample all for all)")
     return 0 if ok else 1
 
 

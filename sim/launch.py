@@ -527,6 +527,8 @@ class Execution:
     stats: dict
     problems: tuple
     seconds: float
+    timing: dict | None = None      # run with timing="h200": the modelled figures (result.timing)
+    complete: bool = True           # every CTA ran (False under timing sampling: outputs partial)
 
 
 def kernel_function(module, spec: LaunchSpec, kernel: str | None = None):
@@ -549,7 +551,8 @@ def kernel_function(module, spec: LaunchSpec, kernel: str | None = None):
 
 def execute(module, spec: LaunchSpec, kernel: str | None = None, *, inputs: Mapping | None = None,
             seed: int | None = None, listeners=(), memory_model: str = "sc", memory_seed: int = 0,
-            jobs: int = 1, max_steps="auto", progress=None) -> Execution:
+            jobs: int = 1, max_steps="auto", progress=None, timing: str | None = None, sample: str = "auto",
+            trace: bool = False) -> Execution:
     """Build the inputs (``inputs`` = decoded arrays, else drawn by the seed rule), run the kernel
     on ``sim.run_kernel`` and decode its outputs. ``memory_model``/``memory_seed``: as
     ``run_kernel``'s ``memory_model``/``seed`` (:mod:`sim.ptx.order`)."""
@@ -569,7 +572,9 @@ def execute(module, spec: LaunchSpec, kernel: str | None = None, *, inputs: Mapp
     result = run_kernel(module, fn.name, spec.grid, spec.block, kernel_args(spec, device, decoded),
                         spec.shared_bytes(module.target), listeners=tuple(listeners),
                         buffer_names=[a.name for a in spec.args], memory_model=memory_model, seed=memory_seed,
-                        jobs=jobs, max_steps=max_steps, progress=progress)
+                        jobs=jobs, max_steps=max_steps, progress=progress,
+                        **({"timing": timing, "sample": sample, "trace": trace} if timing else {}))
     seconds = time.perf_counter() - t0
     return Execution(fn.name, spec, decoded, device, decode_outputs(spec, device),
-                     dict(result.stats), tuple(result.problems), seconds)
+                     dict(result.stats), tuple(result.problems), seconds, getattr(result, "timing", None),
+                     getattr(result, "complete", True))

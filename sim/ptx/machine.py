@@ -1130,16 +1130,17 @@ class LaunchState:
     # ------------------------------------------------------------------ running
     cta_end = None
 
-    def run(self, ctas: tuple[int, int] | None = None) -> None:
+    def run(self, ctas: tuple[int, int] | None = None, starts=None) -> None:
         """Run every CTA, or the linear CTA indices ``lo <= i < hi`` of ``ctas`` (``run_kernel(jobs=N)``
-        gives each process one such range)."""
+        gives each process one such range), or only the batches starting at the linear CTA indices
+        ``starts`` (the timing model's samples; with a batch of one CTA, exactly those CTAs)."""
         lo, hi = (0, self.ncta) if ctas is None else (max(0, int(ctas[0])), min(self.ncta, int(ctas[1])))
         self.cta_end = hi
         import time
 
         self._t_next = time.perf_counter() + 2.0
         with np.errstate(all="ignore"):
-            for start in range(lo, hi, self.batch):
+            for start in (range(lo, hi, self.batch) if starts is None else starts):
                 self._run_batch(start)
                 if self.aborted:
                     break

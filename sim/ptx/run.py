@@ -39,6 +39,9 @@ class RunResult:
     kernel: str
     stats: dict = field(compare=False)
     problems: list = field(compare=False)
+    timing: dict | None = field(default=None, compare=False)   # timing="h200": modelled figures
+    sampled: bool = False        # timing ran on a sample of the CTAs (outputs are partial)
+    complete: bool = True        # every CTA ran: the output buffers are the kernel's full result
 
     @property
     def ok(self) -> bool:
@@ -66,7 +69,8 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
                max_steps: int | str | None = "auto", memory_stats: bool = True, batch_threads: int = 16384,
                check_uninitialized: bool = True, check_races: bool = True,
                buffer_names=None, memory_model: str = "sc", seed: int = 0, jobs: int = 1,
-               ctas: tuple[int, int] | None = None, progress=None) -> RunResult:
+               ctas: tuple[int, int] | None = None, progress=None, timing: str | None = None,
+               sample: str = "auto", trace: bool = False) -> RunResult:
     """Run kernel ``entry`` over ``grid`` x ``block`` threads; see the module docstring.
 
     ``listeners`` receive :class:`sim.events.InstructionEvent` objects; ``memory_stats`` adds the
@@ -87,11 +91,17 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
     for kernels whose CTAs do not communicate through global memory (kernels with atomics, or a
     listener that must see every event in this process, run in one process). ``ctas`` = ``(lo, hi)``
     runs only those linear CTA indices.
+
+    ``timing="h200"`` also predicts the launch's time on the H200 model (:mod:`sim.timing.h200`):
+    ``result.timing`` holds the modelled figures; with ``sample="auto"`` a big launch runs only a
+    deterministic sample of its CTAs (``result.sampled``; ``result.complete`` is False and the
+    outputs hold only the sampled CTAs' work), ``sample="all"`` runs every CTA. Without ``timing``
+    nothing of this runs.
     """
     t0 = time.perf_counter()
     module = _load(module_or_path)
     fn = module.function(entry)
-    if jobs and jobs > 1 and ctas is None:
+    if jobs and jobs > 1 and ctas is None and timing is None:
         from .parallel import run_parallel
 
         res = run_parallel(module, entry, grid, block, args, dynamic_shared_bytes, jobs=jobs, listeners=listeners,
@@ -161,9 +171,27 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
                     check_uninitialized=check_uninitialized, check_races=check_races,
                     memory_model=memory_model, seed=seed)
         _remember(module, key, M)
+    starts = None
+    tinfo = None
+    if timing is not None:
+        from sim.timing import h200 as T
+        from sim.timing.streams import WarpStreams
+
+        if timing != "h200":
+            raise InputError(f"unknown timing model {timing!r} (known: h200)")
+        occ, regs = T.occupancy_of(module, fn.name, M)
+        starts, sampled = T.plan(M.ncta, 132, max(1, occ.ctas_per_sm), sample)
+        if sampled and M.batch != 1:      # sampled CTAs run one per batch
+            M = LaunchState(module, fn, grid, block, bytes(params), offsets, gmem, global_symbols,
+                            dynamic_shared_bytes, batch_threads=M.tpc, listeners=listeners, max_steps=max_steps,
+                            check_uninitialized=check_uninitialized, check_races=check_races,
+                            memory_model=memory_model, seed=seed)
+        ws = WarpStreams(M.tpc // 32)
+        M._set_listeners(list(listeners) + [ws])
+        tinfo = (occ, regs, ws, starts, sampled)
     t1 = time.perf_counter()
     M.progress = progress
-    M.run(ctas)
+    M.run(ctas, starts=starts)
     t2 = time.perf_counter()
 
     # copy buffers back in place
@@ -176,6 +204,13 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
     stats["seconds"] = time.perf_counter() - t0
     stats["setup_seconds"] = t1 - t0        # parse (if a path was given), layout, decoding
     stats["run_seconds"] = t2 - t1
+    if tinfo is not None:
+        occ, regs, ws, starts, sampled = tinfo
+        t3 = time.perf_counter()
+        tm = T.predict(M, ws, occ, regs, simulated=starts, sampled=sampled, gmem=gmem, trace=trace)
+        tm["predict_seconds"] = time.perf_counter() - t3 + (t2 - t1)
+        M._set_listeners(listeners)
+        return RunResult(fn.name, stats, list(M.problems.items), tm, sampled, not sampled)
     return RunResult(fn.name, stats, list(M.problems.items))
 
 

@@ -50,8 +50,9 @@ def test_a_default_step_limit_stops_an_endless_loop(monkeypatch):
     assert STEPS_PER_BATCH >= 1_000_000
     monkeypatch.setattr(machine, "STEPS_PER_BATCH", 700)
     out, res = run_body(ENDLESS, threads=32, ctas=3)
-    kinds = [p.kind for p in res.problems]
-    assert kinds == ["max_steps"] and "max_steps=700" in res.problems[0].message
+    # the three CTAs store to the same words before the loop: those are real global races, reported too
+    stops = [p for p in res.problems if p.kind != "global_race"]
+    assert [p.kind for p in stops] == ["max_steps"] and "max_steps=700" in stops[0].message
     assert out.tolist()[:16] == list(range(16))
 
 

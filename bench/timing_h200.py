@@ -1,0 +1,156 @@
+"""Predicted vs measured H200 cycles for the corpus's public launches (the H200 timing model).
+
+    PYTHONPATH=. python bench/timing_h200.py                 # every perf launch
+    PYTHONPATH=. python bench/timing_h200.py --small         # the small launches too
+    PYTHONPATH=. python bench/timing_h200.py sgemm_naive --json out.json
+
+Truth: ../shared/corpus/h200/ncu_metrics.json (``gpc__cycles_elapsed.max``) and ncu_deep.json (stall
+reasons, L2 hit rate). Prints per launch: predicted and measured cycles, error, modelled vs ncu top
+stall, L2 hit rate, and the prediction time; then MAPE and the share within +-35 %, for the
+calibration two thirds and the held-out third separately; the SGEMM ladder's Spearman rank
+correlation; the top-stall agreement; L2 hit rate within 10 points.
+
+Held-out split (fixed, documented): a kernel is held out of every fitting when
+``zlib.crc32(name) % 3 == 0``. The only fitted number of the model, ``launch_overhead`` in
+sim/machines/h200.toml, was set from the small launches of the other two thirds. No constant is
+fitted per kernel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import zlib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus"
+LADDER = ["sgemm_naive", "sgemm_smem_tiled32", "sgemm_smem_conflict", "sgemm_smem_padded", "sgemm_regblock1d",
+          "sgemm_vec4"]
+
+
+def held_out(name: str) -> bool:
+    return zlib.crc32(name.encode()) % 3 == 0
+
+
+def _stall_name(key: str) -> str:
+    return key.split("stalled_")[1].split("_per_issue")[0]
+
+
+def ncu_top_stall(metrics: dict) -> str | None:
+    st = {_stall_name(k): v for k, v in metrics.items() if "issue_stalled" in k and "per_issue_active" in k}
+    st.pop("selected", None)
+    return max(st, key=st.get) if st else None
+
+
+def spearman(a, b) -> float:
+    def ranks(x):
+        order = sorted(range(len(x)), key=lambda i: x[i])
+        r = [0.0] * len(x)
+        for k, i in enumerate(order):
+            r[i] = float(k)
+        return r
+    ra, rb = ranks(a), ranks(b)
+    n = len(a)
+    if n < 2:
+        return float("nan")
+    d = sum((x - y) ** 2 for x, y in zip(ra, rb))
+    return 1 - 6 * d / (n * (n * n - 1))
+
+
+def run_one(entry, which, L, isa):
+    ent = dict(entry)
+    ent["launch"] = entry[which]
+    spec = L.spec_from_entry(ent, source=str(CORPUS / "manifest.json"), base=CORPUS)
+    ptx = entry["ptx"].get("sm_90") or next(iter(entry["ptx"].values()))
+    module = isa.load(str(CORPUS / ptx))
+    t0 = time.perf_counter()
+    ex = L.execute(module, spec, entry["entry"], timing="h200",
+                   seed=L.entry_seed(entry["name"], which == "perf_launch"))
+    return ex.timing, time.perf_counter() - t0, spec
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("kernels", nargs="*")
+    ap.add_argument("--small", action="store_true", help="also the small launches")
+    ap.add_argument("--json", help="write the rows as JSON")
+    a = ap.parse_args(argv)
+    if not (CORPUS / "manifest.json").exists():
+        print(f"no corpus at {CORPUS}", file=sys.stderr)
+        return 2
+    import isa
+    from sim import launch as L
+
+    man = json.loads((CORPUS / "manifest.json").read_text())
+    ncu = json.loads((CORPUS / "h200" / "ncu_metrics.json").read_text())["launches"]
+    deep = json.loads((CORPUS / "h200" / "ncu_deep.json").read_text())["launches"]
+
+    def truth(table, kernel, which, grid):
+        return next((x["metrics"] for x in table if x["kernel"] == kernel and x["which"] == which
+                     and list(x["grid"]) == list(grid)), None)
+
+    rows = []
+    whiches = ("launch", "perf_launch") if a.small else ("perf_launch",)
+    print(f"{'kernel':30s} {'launch':6s} {'set':4s} {'predicted':>11s} {'measured':>11s} {'error':>7s}  "
+          f"{'top stall (model / ncu)':42s} {'L2 hit m/n':>11s} {'time':>6s}")
+    for e in man["entries"]:
+        if a.kernels and e["name"] not in a.kernels:
+            continue
+        for which in whiches:
+            if which not in e:
+                continue
+            try:
+                tm, secs, spec = run_one(e, which, L, isa)
+            except Exception as exc:  # noqa: BLE001 - a bench reports and goes on
+                print(f"{e['name']:30s} {which[:6]:6s} failed: {type(exc).__name__}: {exc}")
+                continue
+            m = truth(ncu, e["entry"], which, spec.grid) or {}
+            d = truth(deep, e["entry"], which, spec.grid) or {}
+            meas = m.get("gpc__cycles_elapsed.max")
+            err = (tm["cycles"] - meas) / meas if meas else None
+            ntop = ncu_top_stall(d) if d else None
+            l2n = d.get("lts__t_sector_hit_rate.pct")
+            l2m = tm["memory"]["l2_hit_rate"]
+            row = {"kernel": e["name"], "which": which, "held_out": held_out(e["name"]), "predicted": tm["cycles"],
+                   "measured": meas, "error": err, "top_stall": tm["top_stall"], "ncu_top_stall": ntop,
+                   "l2_hit_model": None if l2m is None else 100 * l2m, "l2_hit_ncu": l2n, "seconds": secs,
+                   "sampled": tm["sampled"], "bound": tm["bound"]}
+            rows.append(row)
+            es = f"{100 * err:+6.1f}%" if err is not None else "   n/a"
+            l2s = f"{row['l2_hit_model'] or 0:5.1f}/{l2n if l2n is not None else float('nan'):5.1f}"
+            print(f"{e['name'][:30]:30s} {which[:6]:6s} {'held' if row['held_out'] else 'fit':4s} "
+                  f"{tm['cycles']:11.0f} {meas or 0:11.0f} {es}  {str(tm['top_stall']):20s} / {str(ntop):19s} "
+                  f"{l2s:>11s} {secs:5.1f}s", flush=True)
+    for which in whiches:
+        rs = [r for r in rows if r["which"] == which and r["error"] is not None]
+        for label, sel in (("calibration 2/3", [r for r in rs if not r["held_out"]]),
+                           ("held-out 1/3", [r for r in rs if r["held_out"]]), ("all", rs)):
+            if not sel:
+                continue
+            mape = 100 * sum(abs(r["error"]) for r in sel) / len(sel)
+            within = sum(abs(r["error"]) <= 0.35 for r in sel)
+            top = sum(r["top_stall"] == r["ncu_top_stall"] for r in sel if r["ncu_top_stall"])
+            l2 = [r for r in sel if r["l2_hit_model"] is not None and r["l2_hit_ncu"] is not None]
+            l2ok = sum(abs(r["l2_hit_model"] - min(100.0, r["l2_hit_ncu"])) <= 10 for r in l2)
+            print(f"{which:11s} {label:16s} n={len(sel):2d}  MAPE {mape:6.1f} %  within +-35 %: {within}/{len(sel)}  "
+                  f"top stall = ncu: {top}/{len(sel)}  L2 hit within 10 pts: {l2ok}/{len(l2)}")
+        lad = [next((r for r in rs if r["kernel"] == k), None) for k in LADDER]
+        lad = [r for r in lad if r is not None]
+        if len(lad) >= 2:
+            rho = spearman([r["predicted"] for r in lad], [r["measured"] for r in lad])
+            print(f"{which:11s} SGEMM ladder ({len(lad)} kernels) Spearman {rho:.3f}; measured order: "
+                  + " < ".join(r["kernel"] for r in sorted(lad, key=lambda r: r["measured"])))
+            print(f"{'':11s} predicted order: " + " < ".join(r["kernel"] for r in sorted(lad, key=lambda r: r["predicted"])))
+        ts = [r["seconds"] for r in rows if r["which"] == which]
+        if ts:
+            print(f"{which:11s} prediction time per launch: max {max(ts):.1f} s, total {sum(ts):.1f} s")
+    if a.json:
+        Path(a.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""``timing="h200"`` for :func:`sim.run_kernel`: choose the CTAs to simulate, replay them on the SM
+model (:mod:`sim.timing.sm`) and turn the result into the ``result.timing`` mapping.
+
+Sampling (deterministic): CTAs go to SMs round robin, so SM 0 runs CTAs 0, 132, 264, ...
+``sample='auto'`` simulates every CTA when the launch has no more CTAs than SMs (one CTA per SM:
+each is replayed alone and the slowest sets the time), else SM 0's first wave (its first ``k``
+CTAs, ``k`` from the occupancy) and extrapolates to SM 0's number of waves; ``sample='all'``
+simulates every CTA and replays every SM's list. Every figure is labelled ``modelled``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from .occupancy import occupancy
+from .regs import registers_per_thread
+from .sm import SM, load_params, op_facts, sm_ctas
+from .stalls import Stalls
+from .streams import WarpStreams
+
+PER_SP = ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma")
+SAMPLE_MODES = ("auto", "all")
+
+
+def plan(ncta: int, sms: int, k: int, sample: str) -> tuple[list[int] | None, bool]:
+    """(CTAs to simulate, None for all; sampled?)"""
+    if sample not in SAMPLE_MODES:
+        from isa.errors import InputError
+
+        raise InputError(f"sample must be one of {', '.join(SAMPLE_MODES)}, got {sample!r}")
+    if sample == "all" or ncta <= sms:
+        return None, False
+    return sm_ctas(ncta, sms, 0)[:k], True
+
+
+def occupancy_of(module, fn_name: str, state, machine: str = "h200"):
+    regs = registers_per_thread(module, fn_name)
+    occ = occupancy(machine, regs.per_thread, state.static_shared_end + state.dynamic_shared, state.nthreads)
+    return occ, regs
+
+
+def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | None, sampled: bool,
+            gmem=None, machine: str = "h200", trace: bool = False) -> dict:
+    t0 = time.perf_counter()
+    P = load_params(machine)
+    H = P.hier
+    facts = op_facts(state, P)
+    ncta, sms, wpc = state.ncta, P.sms, state.tpc // 32
+    k = max(1, occ.ctas_per_sm)
+    sim_ctas = list(range(ncta)) if simulated is None else list(simulated)
+    f = ncta / max(1, len(sim_ctas))
+    active = min(sms, ncta)
+    dram_bpc = H["dram_bw"] / P.hz / active
+    l2_bpc = H["l2_bw"] / P.hz / active
+    bases = ends = None
+    if gmem is not None and gmem.buffers:
+        bases = [b.base for b in gmem.buffers]
+        ends = [b.base + b.size for b in gmem.buffers]
+    rd, wr = streams.footprint(bases, ends, f)
+    accesses = streams.global_sectors * f
+    foot = (rd + wr) * 32
+    h2 = max(0.0, 1.0 - (rd + wr) / accesses) if accesses else 1.0
+    if foot > 62914560:
+        h2 *= 62914560 / foot
+    shared_alloc = getattr(occ, "carveout_bytes", 0) or 0
+    l1_lines = int(max(H["l1_bytes"] - shared_alloc, 16384) // H["l1_line"])
+
+    def cta_streams(c):
+        return [streams.streams.get(c * wpc + w, []) for w in range(wpc)]
+
+    if simulated is None and ncta > sms:
+        lists = [sm_ctas(ncta, sms, s) for s in range(sms)]
+    elif simulated is None:
+        lists = [[c] for c in range(ncta)]
+    else:
+        lists = [sim_ctas]
+    runs = []
+    for lst in lists:
+        sm = SM(facts, P, ctas_per_sm=k, warps_per_cta=wpc, l1_lines=l1_lines, l2_hit=h2, dram_bpc=dram_bpc,
+                l2_bpc=l2_bpc, trace=trace and not runs)
+        runs.append(sm.run([cta_streams(c) for c in lst]))
+    slow = max(runs, key=lambda r: r.cycles)
+    waves_sm0 = math.ceil(len(sm_ctas(ncta, sms, 0)) / k)
+    if sampled:
+        waves_sim = math.ceil(len(sim_ctas) / k)
+        sm_cycles = slow.cycles * waves_sm0 / waves_sim
+        scale = waves_sm0 / waves_sim
+    else:
+        sm_cycles = slow.cycles
+        scale = 1.0
+    # chip-wide totals (sampled figures scaled to the launch)
+    issued = sum(r.issued for r in runs) * (f if sampled else 1.0)
+    stalls = Stalls()
+    for r in runs:
+        stalls.merge(r.stalls, f if sampled else 1.0)
+    l1_tot = sum(r.l1_load_sectors for r in runs)
+    l1_hit = sum(r.l1_hit_sectors for r in runs)
+    l2_sec = sum(r.l2_sectors for r in runs) * (f if sampled else 1.0)
+    dram_read, dram_write = rd * 32, wr * 32
+    if foot > 62914560:
+        dram_read = max(dram_read, l2_sec * 32 * (1 - h2))
+    dram_cycles = (dram_read + dram_write) / (H["dram_bw"] / P.hz)
+    l2_cycles = l2_sec * 32 / (H["l2_bw"] / P.hz)
+    over = H["launch_overhead"]
+    body = max(sm_cycles, dram_cycles, l2_cycles)
+    cycles = over + body
+    sm_busy = {}
+    for name, v in slow.busy.items():
+        copies = 4 if name in PER_SP else 1
+        sm_busy[name] = {"busy_cycles": v * scale,
+                         "utilization": (v / (slow.cycles * copies)) if slow.cycles else 0.0}
+    top_unit = max(sm_busy, key=lambda n: sm_busy[n]["utilization"]) if sm_busy else None
+    if body == dram_cycles and dram_cycles > 0:
+        bound = "dram"
+    elif body == l2_cycles and l2_cycles > 0:
+        bound = "l2"
+    elif top_unit and sm_busy[top_unit]["utilization"] > 0.6:
+        bound = top_unit
+    else:
+        bound = f"latency ({stalls.top() or 'none'})"
+    ctas_sm0 = min(k, len(sm_ctas(ncta, sms, 0)))
+    achieved = ctas_sm0 * wpc / 64.0
+    per_issue = stalls.per_issue(issued)
+    l2_req = l2_sec
+    return {
+        "model": machine, "label": "modelled",
+        "cycles": cycles, "seconds": cycles / P.hz,
+        "sm_cycles": sm_cycles, "dram_cycles": dram_cycles, "l2_cycles": l2_cycles, "launch_overhead": over,
+        "ipc": (issued / sms if ncta >= sms else issued / active) / body if body else 0.0,
+        "issued_warp_instructions": issued,
+        "occupancy": {"theoretical": occ.theoretical, "achieved": achieved, "limiter": occ.limiter,
+                      "ctas_per_sm": occ.ctas_per_sm, "registers_per_thread": regs.per_thread,
+                      "registers_source": regs.source, "waves": ncta / (k * sms)},
+        "pipes": sm_busy,
+        "stalls": per_issue,
+        "top_stall": next(iter(per_issue), None),
+        "memory": {"l1_hit_rate": l1_hit / l1_tot if l1_tot else None,
+                   "l2_hit_rate": max(0.0, 1.0 - (dram_read + dram_write) / 32 / l2_req) if l2_req else None,
+                   "dram_bytes_read": dram_read, "dram_bytes_write": dram_write,
+                   "l2_sectors": l2_req,
+                   "shared_wavefronts": streams.shared_wavefronts * f},
+        "bound": bound,
+        "sampled": sampled, "simulated_ctas": len(sim_ctas), "ctas": ncta,
+        "model_seconds": time.perf_counter() - t0,
+        "_slices": slow.slices,
+    }
+
+
+__all__ = ["predict", "plan", "occupancy_of", "SAMPLE_MODES"]

@@ -1,0 +1,35 @@
+"""The text report of a timed PTX launch, in the manner of Nsight Compute's sections: speed of
+light (time, what bounds it, unit utilisation), occupancy, memory, and warp state (stall reasons
+in warps stalled per issued instruction). Every number is modelled."""
+
+from __future__ import annotations
+
+
+def render(tm: dict) -> str:
+    occ, mem = tm["occupancy"], tm["memory"]
+    out = [f"timing (modelled, {tm['model']}{', sampled ' + str(tm['simulated_ctas']) + ' of ' + str(tm['ctas']) + ' CTAs' if tm['sampled'] else ''}):",
+           "  GPU Speed Of Light",
+           f"    duration                {tm['cycles']:14.0f} cycles   {tm['seconds'] * 1e6:10.2f} us",
+           f"    SM time / DRAM / L2     {tm['sm_cycles']:14.0f} / {tm['dram_cycles']:.0f} / {tm['l2_cycles']:.0f} cycles"
+           f"  (+ {tm['launch_overhead']:.0f} launch)",
+           f"    bound                   {tm['bound']}",
+           f"    IPC (per SM)            {tm['ipc']:14.2f}"]
+    pipes = sorted(tm["pipes"].items(), key=lambda kv: -kv[1]["utilization"])
+    out.append("    pipe utilisation        " + ", ".join(f"{k} {100 * v['utilization']:.1f}%" for k, v in pipes
+                                                          if v["utilization"] > 0.001))
+    out += ["  Occupancy",
+            f"    theoretical / achieved  {100 * occ['theoretical']:.1f}% / {100 * occ['achieved']:.1f}%  "
+            f"(limiter: {occ['limiter']}, {occ['ctas_per_sm']} CTAs/SM, {occ['waves']:.2f} waves)",
+            f"    registers per thread    {occ['registers_per_thread']} ({occ['registers_source']})",
+            "  Memory"]
+    f = lambda v: "-" if v is None else f"{100 * v:.1f}%"  # noqa: E731
+    out += [f"    L1 hit rate {f(mem['l1_hit_rate'])}, L2 hit rate {f(mem['l2_hit_rate'])}, "
+            f"DRAM read {mem['dram_bytes_read'] / 1e6:.3f} MB, write {mem['dram_bytes_write'] / 1e6:.3f} MB, "
+            f"shared wavefronts {mem['shared_wavefronts']:.0f}",
+            "  Warp State (warps stalled per issued instruction)"]
+    for k, v in list(tm["stalls"].items())[:8]:
+        out.append(f"    {k:<24} {v:8.2f}")
+    return "\n".join(out)
+
+
+__all__ = ["render"]

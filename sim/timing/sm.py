@@ -1,0 +1,458 @@
+"""The H200 timing model: per-warp instruction streams (from the PTX simulator's events) replayed on
+a model of one SM, then scaled to the chip. Every figure it gives is *modelled*.
+
+Why this shape (an interval-style replay over sampled CTAs, not a cycle-by-cycle simulator): the
+functional simulator already says what every warp executes and where it reads; what is left is
+when. The model is event-driven: a warp's next instruction becomes *ready* when its inputs are
+(scoreboard with per-opcode latencies, ``[latency_cycles]`` of ``sim/machines/h200.toml``); it
+*issues* when its sub-partition's scheduler is free (one issue per clock) and the pipe it needs
+accepts work (``[pipes]`` intervals); memory instructions also pass the shared-memory pipe
+(wavefronts from :mod:`sim.memory.banks`), the L1 (sectored, 128-byte lines, LRU, what the shared
+carve-out leaves), L2 and DRAM bandwidth shares, and a finite store queue. Time jumps from event
+to event, so a warp waiting 600 cycles costs one step, not 600: a 2048^3 launch is priced in
+seconds. Every wait is charged to one cause (:class:`sim.timing.stalls.Stalls`, Nsight Compute's
+names: ``long_scoreboard``, ``short_scoreboard``, ``wait``, ``math_pipe_throttle``, ``mio_throttle``,
+``lg_throttle`` (LSU queue or store queue full), ``barrier``, ``membar``, ``not_selected``, ``gmma``).
+
+Scheduler policy: loose round robin by readiness: among a sub-partition's warps, the one whose next
+instruction became ready first issues (ties: lowest warp slot); a ready warp that loses the issue
+slot records ``not_selected``. Warps go to sub-partitions by slot (``slot % 4``).
+
+Asynchronous work takes modelled time: ``cp.async`` completes when its global read and shared write
+are done (``cp.async.wait_group N`` waits for all but the N newest groups); ``wgmma.mma_async``
+occupies the SM's tensor unit for its FLOPs at ``wgmma_flop_per_clk`` and completes after the
+N-dependent latency (106/138/202 cycles for N = 64/128/256, interpolated), ``wgmma.wait_group``
+waits (``gmma``). Fences wait for the SM's store queue to drain (``membar``).
+
+Launch level (:func:`predict`): CTAs go to SMs round robin (CTA ``i`` to SM ``i mod 132``), ``k``
+at a time (:func:`sim.timing.occupancy.occupancy`); an SM starts its next CTA when one finishes.
+``sample='all'`` replays every SM's CTAs; ``'auto'`` replays SM 0's first wave and extrapolates
+by its number of waves (``result.sampled``). Kernel cycles = launch overhead + max(SM time, DRAM
+bytes / DRAM bandwidth, L2 bytes / L2 bandwidth); DRAM bytes are the distinct sectors the launch
+touches (scaled from the sample, at most the buffers' sizes) unless the footprint exceeds L2.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import tomllib
+from collections import OrderedDict
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from .stalls import Stalls
+from .trace import Slice
+from .units import Queue, Unit
+
+MACHINES = Path(__file__).resolve().parent.parent / "machines"
+
+
+@dataclass(frozen=True)
+class H200Params:
+    hz: float
+    sms: int
+    lat: dict
+    pipes: dict
+    hier: dict
+    sources: dict
+
+
+@lru_cache(maxsize=4)
+def load_params(name: str = "h200") -> H200Params:
+    raw = tomllib.loads((MACHINES / f"{name}.toml").read_text())
+    val = lambda tab: {k: v["value"] for k, v in raw.get(tab, {}).items()}  # noqa: E731
+    src = {f"{t}.{k}": v.get("source", "") for t in ("latency_cycles", "pipes", "hierarchy")
+           for k, v in raw.get(t, {}).items()}
+    return H200Params(raw["clock"]["hz"]["value"], raw["chip"]["sms"]["value"], val("latency_cycles"),
+                      val("pipes"), val("hierarchy"), src)
+
+
+# ------------------------------------------------------------------------------------------ ops
+@dataclass(frozen=True)
+class OpFacts:
+    """What the timing model needs of one instruction, built once per pc from the ISA tables."""
+
+    opcode: str
+    pipe: str | None          # per-sub-partition pipe ('fma', 'alu', ...) or None
+    lat: float                # cycles until its results are ready
+    cause: str                # stall cause of an instruction waiting on its results
+    reads: tuple[int, ...]
+    writes: tuple[int, ...]
+    special: str | None = None  # 'bar', 'membar', 'cp_commit', 'cp_wait', 'wg_commit', 'wg_wait', 'wgmma'
+    arg: float = 0.0            # wait_group N; wgmma FLOPs per warp
+    line: int = 0
+
+
+def op_facts(state, P: H200Params) -> list[OpFacts]:
+    """:class:`OpFacts` for every pc of a decoded launch (``sim.ptx`` launch state)."""
+    from isa.semantics import Unit as U
+    from isa.semantics import registers
+
+    L = P.lat
+    regs: dict[str, int] = {}
+    out = []
+    for ins, info in zip(state.instructions, state.infos):
+        use = registers(ins)
+        rd = tuple(regs.setdefault(r, len(regs)) for r in use.reads)
+        wr = tuple(regs.setdefault(r, len(regs)) for r in use.writes)
+        fam = info.family if info is not None else ins.opcode
+        unit = info.unit if info is not None else U.INT
+        cls = info.classes if info is not None else frozenset()
+        special, arg = None, 0.0
+        pipe, lat, cause = "alu", L["alu"], "wait"
+        if unit == U.FP32:
+            pipe, lat = "fma", L["ffma"]
+        elif unit == U.FP16:
+            pipe, lat = "fp16", L["hfma2"]
+        elif unit == U.FP64:
+            pipe, lat = "fp64", L["dfma"]
+        elif unit == U.SFU:
+            pipe, lat, cause = "xu", L["mufu_ex2"], "short_scoreboard"
+        elif unit == U.INT:
+            if fam in ("add", "sub", "add.cc", "sub.cc", "addc", "subc"):
+                lat = L["iadd"]
+            elif fam in ("mul", "mad", "mul24", "mad24", "mad.cc", "madc", "dp4a", "dp2a"):
+                pipe, lat = "fma", L["ffma"]
+        elif unit == U.CONTROL:
+            pipe, lat = "branch", L["branch"]
+        elif unit == U.TENSOR:
+            if fam.startswith("wgmma"):
+                m, n, k = info.shape or (64, 64, 16)
+                pipe, special, arg = None, "wgmma", info.flops / 4 if info.flops else 2 * m * n * k / 4
+                lat, cause = _wgmma_latency(L, n), "gmma"
+            else:
+                pipe, lat = "mma", L["mma_sync"]
+        elif unit == U.LSU:
+            pipe = "lsu"
+            if "SHUFFLE" in cls:
+                lat, cause = L["shfl"], "short_scoreboard"
+            else:                       # memory: set when the access is priced
+                lat, cause = L["lds"], "short_scoreboard"
+        elif unit == U.SYNC:
+            pipe = None
+            if "BARRIER" in cls and fam in ("bar", "barrier") and "arrive" not in ins.modifiers:
+                special = "bar"
+            elif "FENCE" in cls and fam in ("membar", "fence") and not any(m.startswith("proxy") for m in ins.modifiers):
+                special = "membar"
+            elif fam in ("cp.async.commit_group", "cp.async.bulk.commit_group"):
+                special = "cp_commit"
+            elif fam in ("cp.async.wait_group", "cp.async.bulk.wait_group", "cp.async.wait_all"):
+                special = "cp_wait"
+                arg = float(ins.operands[0].value) if ins.operands and hasattr(ins.operands[0], "value") else 0.0
+            elif fam == "wgmma.commit_group":
+                special = "wg_commit"
+            elif fam == "wgmma.wait_group":
+                special = "wg_wait"
+                arg = float(ins.operands[0].value) if ins.operands and hasattr(ins.operands[0], "value") else 0.0
+        out.append(OpFacts(ins.full_opcode, pipe, float(lat), cause, rd, wr, special, arg, ins.span.line))
+    return out
+
+
+def _wgmma_latency(L: dict, n: int) -> float:
+    pts = [(64, L["wgmma_n64"]), (128, L["wgmma_n128"]), (256, L["wgmma_n256"])]
+    if n <= 64:   # below N=64: the 64->128 slope extended (8 < N < 64 is not measured)
+        return max(pts[0][1] - (64 - n) * (pts[1][1] - pts[0][1]) / 64, pts[0][1] / 2)
+    for (n0, l0), (n1, l1) in zip(pts, pts[1:]):
+        if n <= n1:
+            return l0 + (n - n0) * (l1 - l0) / (n1 - n0)
+    return pts[-1][1]
+
+
+# ------------------------------------------------------------------------------------------ SM
+@dataclass
+class SMRun:
+    cycles: float
+    issued: int
+    stalls: Stalls
+    busy: dict
+    l1_hit_sectors: float
+    l1_load_sectors: float
+    l2_sectors: float
+    ctas: int
+    warps: int
+    cta_end: list
+    slices: list
+
+
+class SM:
+    """One SM replaying CTAs (each a list of per-warp streams) ``k`` at a time."""
+
+    def __init__(self, facts: list[OpFacts], P: H200Params, *, ctas_per_sm: int, warps_per_cta: int,
+                 l1_lines: int, l2_hit: float, dram_bpc: float, l2_bpc: float, trace: bool = False):
+        self.f, self.P, self.k, self.wpc = facts, P, max(1, ctas_per_sm), warps_per_cta
+        pp = P.pipes
+        self.sub = [{n: Unit(n, pp[n]) for n in ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma_sync")}
+                    for _ in range(4)]
+        for d in self.sub:
+            d["mma"] = d.pop("mma_sync")
+        self.shared = Unit("shared", 1.0 / pp["shared_wavefronts_per_clk"])
+        self.l1 = Unit("l1", 1.0 / pp["l1_sectors_per_clk"])
+        self.l2 = Unit("l2", 1.0 / l2_bpc)
+        self.dram = Unit("dram", 1.0 / dram_bpc)
+        self.gmma = Unit("tensor_gmma", 1.0 / pp["wgmma_flop_per_clk"])
+        self.atom = Unit("atomic", float(P.lat["atomic_same_address"]))
+        self.sq = Queue("store", int(pp["store_queue"]))
+        self.l1_lines = max(1, l1_lines)
+        self.cache: OrderedDict = OrderedDict()
+        self.l2_hit = l2_hit
+        self.trace = trace
+        self.stalls = Stalls()
+
+    def _l1(self, lines) -> int:
+        """Lines of a load that hit (LRU; a miss allocates the line)."""
+        c = self.cache
+        hits = 0
+        for ln in lines:
+            if ln in c:
+                c.move_to_end(ln)
+                hits += 1
+            else:
+                c[ln] = True
+                if len(c) > self.l1_lines:
+                    c.popitem(last=False)
+        return hits
+
+    def run(self, ctas: list[list[list]]) -> SMRun:
+        f, L, P = self.f, self.P.lat, self.P
+        mio_q, lg_q = P.pipes["mio_queue"], P.pipes["lg_queue"]
+        l2_lat, dram_lat = L["global_l2"], L["global_dram"]
+        miss_extra = (1.0 - self.l2_hit) * (dram_lat - l2_lat)
+        lds, conflict = L["lds"], L["lds_per_conflict_way"]
+        st = self.stalls
+        add = st.add
+        sub = self.sub
+        shared, l1, l2, dram, gmma, sq = self.shared, self.l1, self.l2, self.dram, self.gmma, self.sq
+        nregs = 1 + max((max(x.reads + x.writes, default=0) for x in f), default=0)
+        streams: list = []
+        ip: list[int] = []
+        sp_of: list[int] = []
+        cta_of: list[int] = []
+        reg_t: list = []
+        reg_c: list = []
+        cpg: list = []       # per warp: [open group completion, [closed group completions]]
+        wgg: list = []
+        heap: list = []
+        sp_free = [0.0] * 4
+        live = []            # per CTA slot: warps not finished
+        parked: dict = {}    # cta -> [(warp, arrival)]
+        cta_end = [0.0] * len(ctas)
+        cta_slot = []
+        issued = 0
+        l1_hit = l1_tot = l2_sec = 0.0
+        slices = [] if self.trace else None
+        nxt = 0
+        free_slots = list(range(self.k))
+
+        def start_cta(c: int, t: float) -> None:
+            slot = free_slots.pop(0)
+            cta_slot.append(slot)
+            ws = ctas[c]
+            live.append(0)
+            for w, s in enumerate(ws):
+                if not s:
+                    continue
+                g = len(streams)
+                streams.append(s)
+                ip.append(0)
+                sp_of.append((slot * self.wpc + w) % 4)
+                cta_of.append(c)
+                reg_t.append([0.0] * nregs)
+                reg_c.append([None] * nregs)
+                cpg.append([0.0, []])
+                wgg.append([0.0, []])
+                live[c] += 1
+                heapq.heappush(heap, (t, g, g))
+            if live[c] == 0:
+                cta_end[c] = t
+                free_slots.append(slot)
+
+        while nxt < len(ctas) and free_slots:
+            start_cta(nxt, 0.0)
+            nxt += 1
+        while heap:
+            r, _, g = heapq.heappop(heap)
+            s = streams[g]
+            pc, acc = s[ip[g]]
+            op = f[pc]
+            sp = sp_of[g]
+            if sp_free[sp] > r:                         # another warp has the issue slot
+                add("not_selected", sp_free[sp] - r)
+                heapq.heappush(heap, (sp_free[sp], g, g))
+                continue
+            u = sub[sp][op.pipe] if op.pipe is not None else None
+            if u is not None and u.free_at > r:
+                add("math_pipe_throttle" if op.pipe != "lsu" else "mio_throttle", u.free_at - r)
+                heapq.heappush(heap, (u.free_at, g, g))
+                continue
+            if acc is not None:
+                wait, why = r, None
+                for part in acc:
+                    if part[0] == "s" and shared.free_at - r > mio_q:
+                        wait, why = max(wait, shared.free_at - mio_q), "mio_throttle"
+                    elif part[0] == "g":
+                        if l1.free_at - r > lg_q:
+                            wait, why = max(wait, l1.free_at - lg_q), "lg_throttle"
+                        if part[1] in ("store", "atomic"):
+                            at = sq.slot_at(r)
+                            if at > wait:
+                                wait, why = at, "lg_throttle"
+                if wait > r:
+                    add(why, wait - r)
+                    heapq.heappush(heap, (wait, g, g))
+                    continue
+            t = r
+            sp_free[sp] = t + 1.0
+            issued += 1
+            if u is not None:
+                u.reserve(t)
+            done, cause = t + op.lat, op.cause
+            after = t + 1.0
+            after_cause = None
+            if acc is not None:
+                done = t + 1.0
+                for space, kind, cost, extra in acc:
+                    if space == "s":
+                        s0 = shared.reserve(t, cost)
+                        d = s0 + lds + conflict * max(0, cost - extra)
+                        if kind == "async_store":
+                            cpg[g][0] = max(cpg[g][0], d)
+                        else:
+                            done, cause = max(done, d), "short_scoreboard"
+                    elif space == "g":
+                        s0 = l1.reserve(t, cost)
+                        if kind in ("load", "async_load"):
+                            n = len(extra) or 1
+                            h = self._l1(extra)
+                            l1_tot += cost
+                            l1_hit += cost * h / n
+                            miss = cost * (n - h) / n
+                            if miss > 0:
+                                l2_sec += miss
+                                s2 = l2.reserve(s0, miss * 32)
+                                sd = dram.reserve(s2, miss * 32 * (1.0 - self.l2_hit)) if self.l2_hit < 1 else s2
+                                d = s2 + l2_lat + miss_extra + (sd - s2)
+                            else:
+                                d = s0 + L["global_l1"]
+                            if kind == "async_load" or op.special is None and op.writes == ():
+                                cpg[g][0] = max(cpg[g][0], d)
+                            else:
+                                done, cause = max(done, d), "long_scoreboard"
+                        elif kind == "store":
+                            l2_sec += cost
+                            s2 = l2.reserve(s0, cost * 32)
+                            sq.admit(t, s2 + cost * 32 * l2.interval)
+                        else:                                   # atomic at L2, same address serialised
+                            l2_sec += cost
+                            s2 = l2.reserve(s0, cost * 32)
+                            sa = self.atom.reserve(s2, max(1, extra))
+                            sq.admit(t, sa)
+                            if op.writes:
+                                done, cause = max(done, sa + l2_lat + L["atomic_same_address"] * max(0, extra - 1)), \
+                                    "long_scoreboard"
+                    else:
+                        done = max(done, t + L["global_l1"])
+            sp_ = op.special
+            if sp_ is not None:
+                if sp_ == "wgmma":
+                    s0 = gmma.reserve(t, op.arg)
+                    wgg[g][0] = max(wgg[g][0], s0 + op.lat)
+                    done = t + 1.0
+                elif sp_ == "wg_commit":
+                    wgg[g][1].append(wgg[g][0])
+                    wgg[g][0] = 0.0
+                elif sp_ == "cp_commit":
+                    cpg[g][1].append(cpg[g][0])
+                    cpg[g][0] = 0.0
+                elif sp_ in ("wg_wait", "cp_wait"):
+                    grp = wgg[g] if sp_ == "wg_wait" else cpg[g]
+                    keep = int(op.arg)
+                    closed = grp[1]
+                    old = closed[:len(closed) - keep] if keep else closed
+                    if keep == 0 and sp_ == "cp_wait":
+                        old = closed + [grp[0]]
+                    w = max(old, default=0.0)
+                    grp[1] = closed[len(closed) - keep:] if keep else []
+                    if w > after:
+                        after, after_cause = w, ("gmma" if sp_ == "wg_wait" else "long_scoreboard")
+                elif sp_ == "membar":
+                    d = sq.drained_at(t)
+                    if d > after:
+                        after, after_cause = d, "membar"
+            if self.trace and len(slices) < 200000:
+                slices.append(Slice(f"SM 0 sub-partition {sp}", f"warp {g}", op.opcode, t, max(done, t + 1),
+                                    "issue", {"line": op.line}))
+            rt, rc = reg_t[g], reg_c[g]
+            for x in op.writes:
+                rt[x] = done
+                rc[x] = cause
+            i = ip[g] + 1
+            ip[g] = i
+            c = cta_of[g]
+            if sp_ == "bar":
+                lst = parked.setdefault(c, [])
+                lst.append((g, t))
+                if len(lst) == live[c]:
+                    self._release(lst, heap, L["barrier"], streams, ip, f, reg_t, reg_c, add)
+                    parked[c] = []
+                continue
+            if i >= len(s):
+                end = max(done, after, cpg[g][0], max(cpg[g][1], default=0.0), wgg[g][0])
+                cta_end[c] = max(cta_end[c], end)
+                live[c] -= 1
+                lst = parked.get(c)
+                if lst and len(lst) == live[c]:
+                    self._release(lst, heap, L["barrier"], streams, ip, f, reg_t, reg_c, add)
+                    parked[c] = []
+                if live[c] == 0:
+                    free_slots.append(cta_slot[c])
+                    if nxt < len(ctas):
+                        start_cta(nxt, cta_end[c])
+                        nxt += 1
+                continue
+            nop = f[s[i][0]]
+            ready, why = after, after_cause
+            for x in nop.reads:
+                if rt[x] > ready:
+                    ready, why = rt[x], rc[x]
+            if ready > t + 1.0 and why is not None:
+                add(why, ready - t - 1.0)
+            heapq.heappush(heap, (ready, g, g))
+        cycles = max(cta_end, default=0.0)
+        busy = {}
+        for name in ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma"):
+            busy[name] = sum(d[name].busy for d in sub)
+        busy["shared"] = shared.busy
+        busy["l1"] = l1.busy
+        busy["tensor_gmma"] = gmma.busy
+        busy["l2_share"] = l2.busy
+        busy["dram_share"] = dram.busy
+        return SMRun(cycles, issued, st, busy, l1_hit, l1_tot, l2_sec, len(ctas), len(streams), cta_end,
+                     slices or [])
+
+    @staticmethod
+    def _release(lst, heap, lat, streams, ip, f, reg_t, reg_c, add) -> None:
+        """Every live warp of a CTA reached the barrier: all go ``lat`` after the last arrival."""
+        t = max(a for _, a in lst) + lat
+        for g, a in lst:
+            add("barrier", t - a - 1.0)
+            s = streams[g]
+            if ip[g] >= len(s):
+                continue
+            nop = f[s[ip[g]][0]]
+            ready, why = t, None
+            for x in nop.reads:
+                if reg_t[g][x] > ready:
+                    ready, why = reg_t[g][x], reg_c[g][x]
+            if why is not None:
+                add(why, ready - t)
+            heapq.heappush(heap, (ready, g, g))
+
+
+def sm_ctas(ncta: int, sms: int, sm: int = 0) -> list[int]:
+    """The CTAs SM ``sm`` runs under round-robin distribution, in order."""
+    return list(range(sm, ncta, sms))
+
+
+__all__ = ["H200Params", "load_params", "OpFacts", "op_facts", "SM", "SMRun", "sm_ctas"]

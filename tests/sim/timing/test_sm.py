@@ -1,0 +1,112 @@
+"""Mechanisms of the H200 timing model on small cases (not the benchmark targets)."""
+
+import numpy as np
+import pytest
+
+import isa
+import sim
+from sim.timing.sm import SM, OpFacts, load_params
+
+
+def _kernel(body: str, regs: str = ".reg .f32 %f<80>; .reg .b32 %r<16>; .reg .b64 %rd<8>; .reg .pred %p<4>;") -> str:
+    return f""".version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u32 n)
+{{
+    {regs}
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mad.lo.s32 %r4, %r2, %r3, %r1;
+    mul.wide.u32 %rd3, %r4, 4;
+    add.s64 %rd4, %rd2, %rd3;
+{body}
+    ret;
+}}
+"""
+
+
+def _time(body, grid=1, block=32, sample="auto", **kw):
+    src = _kernel(body, **kw)
+    out = np.zeros(grid * block * 40, np.float32)
+    r = sim.run_kernel(isa.loads(src), "k", grid, block, [out, np.uint32(0)], timing="h200", sample=sample)
+    return r
+
+
+def test_dependent_chain_costs_latency_per_instruction():
+    n = 64
+    dep = "\n".join(["    mov.f32 %f1, 0f3F800000;"] + ["    fma.rn.f32 %f1, %f1, %f1, %f1;"] * n
+                    + ["    st.global.f32 [%rd4], %f1;"])
+    ind = "\n".join(["    mov.f32 %f1, 0f3F800000;"] + [f"    fma.rn.f32 %f{2 + i}, %f1, %f1, %f1;" for i in range(n)]
+                    + ["    st.global.f32 [%rd4], %f2;"])
+    td = _time(dep).timing
+    ti = _time(ind).timing
+    ffma = load_params().lat["ffma"]
+    # the chain adds (latency - 1) cycles per instruction over the independent stream
+    assert td["sm_cycles"] - ti["sm_cycles"] == pytest.approx(n * (ffma - 1), abs=8)
+    assert td["stalls"]["wait"] > 2.0 and ti["stalls"].get("wait", 0) < 0.5
+    assert td["label"] == "modelled" and not td["sampled"]
+
+
+def test_pipe_throughput_one_ffma_per_clock_per_sub_partition():
+    n = 64
+    ind = "\n".join(["    mov.f32 %f1, 0f3F800000;"] + [f"    fma.rn.f32 %f{2 + i % 60}, %f1, %f1, %f1;" for i in range(n)]
+                    + ["    st.global.f32 [%rd4], %f2;"])
+    t1 = _time(ind, block=32).timing
+    t32 = _time(ind, block=1024).timing
+    # 32 warps on 4 sub-partitions: 8 warps share each scheduler (one issue per clock) and its FMA
+    # pipe, so each extra warp adds its instructions (n FFMAs + 10 others) to the issue time
+    assert t32["sm_cycles"] - t1["sm_cycles"] == pytest.approx(7 * (n + 10), rel=0.1)
+    assert t32["pipes"]["fma"]["utilization"] > 0.5
+
+
+def _shared_body(stride_words: int) -> str:
+    loads = "\n".join("    ld.shared.f32 %f2, [%r6];\n    add.f32 %f1, %f1, %f2;" for _ in range(16))
+    return f"""    mov.u32 %r5, sbuf;
+    mul.lo.s32 %r6, %r1, {4 * stride_words};
+    add.s32 %r6, %r6, %r5;
+    mov.f32 %f1, 0f00000000;
+    st.shared.f32 [%r6], %f1;
+    bar.sync 0;
+{loads}
+    st.global.f32 [%rd4], %f1;"""
+
+
+def test_bank_conflicts_cost_wavefronts_and_time():
+    regs = ".reg .f32 %f<8>; .reg .b32 %r<16>; .reg .b64 %rd<8>; .reg .pred %p<4>; .shared .align 4 .b8 sbuf[8192];"
+    t1 = _time(_shared_body(1), block=64, regs=regs).timing
+    t32 = _time(_shared_body(32), block=64, regs=regs).timing
+    assert t32["memory"]["shared_wavefronts"] == pytest.approx(32 * t1["memory"]["shared_wavefronts"], rel=0.1)
+    assert t32["sm_cycles"] > t1["sm_cycles"] + 16 * 2 * 31
+    assert t32["pipes"]["shared"]["busy_cycles"] >= 31 * t1["pipes"]["shared"]["busy_cycles"]
+
+
+def test_store_queue_full_stalls_issue():
+    P = load_params()
+    st = OpFacts("st.global.f32", "lsu", 1.0, "wait", (), ())
+    sm = SM([st], P, ctas_per_sm=1, warps_per_cta=8, l1_lines=1024, l2_hit=1.0, dram_bpc=1.0, l2_bpc=2.0)
+    streams = [[(0, (("g", "store", 4, 0),))] * 100 for _ in range(8)]
+    run = sm.run([streams])
+    assert run.stalls.cycles.get("lg_throttle", 0) > 0
+    depth = int(P.pipes["store_queue"])
+    # the queue drains at the L2 share: 800 stores of 128 B at 2 B/clk, minus what the queue holds
+    assert run.cycles >= (800 - depth) * 4 * 32 / 2.0
+
+
+def test_sampling_extrapolates_waves():
+    body = "\n".join(["    mov.f32 %f1, 0f3F800000;"] + ["    fma.rn.f32 %f1, %f1, %f1, %f1;"] * 32
+                     + ["    st.global.f32 [%rd4], %f1;"])
+    grid = 132 * 64                                    # 64 CTAs per SM, 32 resident: two waves
+    r = _time(body, grid=grid, block=32)
+    ra = _time(body, grid=grid, block=32, sample="all")
+    assert r.sampled and not r.complete and r.timing["simulated_ctas"] == 32
+    assert ra.complete and not ra.sampled and ra.timing["simulated_ctas"] == grid
+    assert r.timing["sm_cycles"] == pytest.approx(ra.timing["sm_cycles"], rel=0.1)
+
+
+def test_no_timing_no_cost():
+    r = sim.run_kernel(isa.loads(_kernel("")), "k", 1, 32, [np.zeros(32, np.float32), np.uint32(0)])
+    assert r.timing is None and r.complete and not r.sampled
