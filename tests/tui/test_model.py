@@ -114,7 +114,7 @@ def test_triton_source_is_found_from_the_file_entry():
     corpus_or_skip()
     doc = load_file(str(CORPUS / "ptx" / "tt_matmul_int8.sm_80.ptx")).kernels[0]
     hit = doc.main_source
-    assert hit.path == (CORPUS / "triton" / "tt_matmul_int8.py")
+    assert hit.path.resolve() == (CORPUS / "triton" / "tt_matmul_int8.py").resolve()
     mma_line = next(ln for ln, i in zip(doc.instr_line, doc.fn.instructions) if i.opcode == "mma")
     name, line = doc.loc_of(mma_line)
     assert name == "triton/tt_matmul_int8.py"
