@@ -58,6 +58,16 @@ def _clamp(v, bits: int, signed: bool):
     return np.clip(v, lo, hi)
 
 
+def _avrg(p, q):
+    s = p + q
+    return np.where(s >= 0, (s + 1) >> 1, s >> 1)
+
+
+# the integer operation of vadd/vsub/vabsdiff/vmin/vmax and of the SIMD vadd2/vavrg4/... (name after the 'v')
+_BINOP = {"add": np.add, "sub": np.subtract, "absdiff": lambda p, q: np.abs(p - q), "min": np.minimum,
+          "max": np.maximum, "avrg": _avrg}
+
+
 _MERGE = {"h0": (0, 0xFFFF), "h1": (16, 0xFFFF), "b0": (0, 0xFF), "b1": (8, 0xFF), "b2": (16, 0xFF), "b3": (24, 0xFF)}
 
 
@@ -117,18 +127,8 @@ def _video(M, pc, ins, canon, ms, mods):
             tmp = (x << y) if canon == "vshl" else (x >> y)
         else:
             y = _part(b(), bsel, tb[0] == "s")
-            if canon == "vadd":
-                tmp = x + y
-            elif canon == "vsub":
-                tmp = x - y
-            elif canon == "vabsdiff":
-                tmp = np.abs(x - y)
-            elif canon == "vmin":
-                tmp = np.minimum(x, y)
-            elif canon == "vmax":
-                tmp = np.maximum(x, y)
-            else:
-                tmp = _CMP[cmp](x, y).astype(np.int64)
+            op = _BINOP.get(canon[1:])
+            tmp = op(x, y) if op is not None else _CMP[cmp](x, y).astype(np.int64)
         signed_d = (ta[0] == "s") if canon == "vset" else td[0] == "s"   # vset: c as the sources (H200)
         d.m(_scalar_tail(tmp, ds, signed_d, sat and canon != "vset", op2, None if c is None else c()), m)
     return f
@@ -215,21 +215,8 @@ def _simd(M, pc, ins, canon, ms, mods):
         out = cv.copy() if acc else np.zeros(np.broadcast(x, y, cv).shape, np.int64)
         for i in range(n):
             p, q = va[i], vb[i]
-            if kind == "add":
-                t = p + q
-            elif kind == "sub":
-                t = p - q
-            elif kind == "avrg":
-                s = p + q
-                t = np.where(s >= 0, (s + 1) >> 1, s >> 1)
-            elif kind == "absdiff":
-                t = np.abs(p - q)
-            elif kind == "min":
-                t = np.minimum(p, q)
-            elif kind == "max":
-                t = np.maximum(p, q)
-            else:
-                t = _CMP[cmp](p, q).astype(np.int64)
+            op = _BINOP.get(kind)
+            t = op(p, q) if op is not None else _CMP[cmp](p, q).astype(np.int64)
             if sat:
                 t = _clamp(t, width, td[0] == "s")
             if acc:
