@@ -88,7 +88,7 @@ def _run(args: argparse.Namespace) -> int:
     reports = []
     used_params: set[str] = set()
     want_sass = args.sass or any(e.name.startswith("sass:") for e in expectations)
-    modules = [isa.load(Path(f), lenient=args.lenient) for f in args.files]
+    modules = [isa.load(Path(f), lenient=args.lenient, kernels=args.kernel or None) for f in args.files]
     if want_sass:
         import isa.sass
 

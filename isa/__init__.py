@@ -59,8 +59,14 @@ def read_text(path: str | Path) -> str:
 
 
 def loads(text: str, file: str = "<text>", *, isa: str | None = None, lenient: bool = False,
-          diagnostics: list | None = None) -> Module:
-    """Parse assembly ``text``."""
+          diagnostics: list | None = None, kernels=None) -> Module:
+    """Parse assembly ``text``.
+
+    ``kernels`` (names) parses only those PTX kernels' definitions beside every module-level
+    declaration and ``.func`` (:mod:`isa.ptx.chunks`; the module's ``source`` stays the whole text,
+    lines and columns are the file's): running one kernel of a big file need not parse the rest.
+    When none of the names is defined in the file it is parsed whole (its errors say what is there).
+    """
     isa = isa or detect_isa(text, file if file != "<text>" else None)
     if isa == "ascend":
         from .ascend.parser import parse as parse_ascend
@@ -68,6 +74,16 @@ def loads(text: str, file: str = "<text>", *, isa: str | None = None, lenient: b
         return parse_ascend(text, file)
     from .ptx.parser import parse
 
+    if kernels:
+        from dataclasses import replace
+
+        from .ptx import chunks
+
+        found = chunks.entries(text)
+        wanted = set(kernels)
+        if len(found) > len(wanted) and wanted & {e.name for e in found}:
+            module = parse(chunks.select(text, wanted, found), file, lenient=lenient, diagnostics=diagnostics)
+            return replace(module, source=text)
     return parse(text, file, lenient=lenient, diagnostics=diagnostics)
 
 
@@ -77,7 +93,7 @@ def _looks_like_text(s: str) -> bool:
 
 
 def load(path_or_text: str | Path, *, isa: str | None = None, lenient: bool = False,
-         diagnostics: list | None = None) -> Module:
+         diagnostics: list | None = None, kernels=None) -> Module:
     """Read a Module from a file path, or from assembly text when given text.
 
     Text is recognised by containing a newline or a directive; anything else is a path.
@@ -85,5 +101,6 @@ def load(path_or_text: str | Path, *, isa: str | None = None, lenient: bool = Fa
     if isinstance(path_or_text, Path) or not _looks_like_text(path_or_text):
         path = str(path_or_text)
         text = read_text(path)
-        return loads(text, path, isa=isa or detect_isa(text, path), lenient=lenient, diagnostics=diagnostics)
-    return loads(path_or_text, isa=isa, lenient=lenient, diagnostics=diagnostics)
+        return loads(text, path, isa=isa or detect_isa(text, path), lenient=lenient, diagnostics=diagnostics,
+                     kernels=kernels)
+    return loads(path_or_text, isa=isa, lenient=lenient, diagnostics=diagnostics, kernels=kernels)

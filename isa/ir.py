@@ -549,8 +549,9 @@ class Module:
                 return f
         from .errors import InputError
 
-        names = ", ".join(f.name for f in self.kernels) or "none"
-        raise InputError(f"no kernel named '{name}' (kernels: {names})")
+        kernels = [f.name for f in self.kernels]
+        names = ", ".join(kernels[:20]) + (f", ... {len(kernels) - 20} more" if len(kernels) > 20 else "")
+        raise InputError(f"no kernel named '{name}' (kernels: {names or 'none'})")
 
     def source_line(self, line: int) -> str | None:
         if not self.source or line <= 0:

@@ -128,8 +128,10 @@ def run(args) -> int:
 # PTX
 # ----------------------------------------------------------------------------------------------
 
-def _read_module(path: str):
-    from isa.ptx.parser import parse
+def _read_module(path: str, kernel: str | None = None):
+    """The PTX module of ``path``; with ``kernel``, only that kernel's definition is parsed beside
+    the module-level declarations (:mod:`isa.ptx.chunks`): one kernel of a big file runs at once."""
+    import isa
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
@@ -138,7 +140,7 @@ def _read_module(path: str):
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(f"{path} is not a text file", Span(path)) from None
-    return parse(text, path)
+    return isa.loads(text, path, isa="ptx", kernels=[kernel] if kernel else None)
 
 
 def load_reference(ref: str):
@@ -192,8 +194,8 @@ def run_ptx(args) -> int:
                          f"(--machine davinci-a2); a PTX run checks against --reference or the manifest's reference")
     if not args.launch:
         raise InputError("a PTX run needs --launch SPEC.json (or manifest.json#ENTRY)", Span(args.file))
-    module = _read_module(args.file)
     spec = L.load_launch(args.launch, args.kernel)
+    module = _read_module(args.file, args.kernel or spec.kernel)
     fn = L.kernel_function(module, spec, args.kernel)
     decoded = L.load_inputs(spec, args.inputs) if args.inputs else None
     import os

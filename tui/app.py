@@ -168,7 +168,7 @@ class InspectorApp(App):
 
     def _load_all(self) -> None:
         for path in self.paths:
-            lf = load_file(path, self.source_dirs, self.params)
+            lf = load_file(path, self.source_dirs, self.params, kernel=self.want_kernel)
             self.call_from_thread(self._add_file, lf)
         self.call_from_thread(self._done_loading)
 

@@ -166,13 +166,21 @@ class LoadedFile:
         return Path(self.path).name
 
 
-def load_file(path: str, source_dirs=(), params: dict | None = None, analyse_now: bool = True) -> LoadedFile:
-    """Parse ``path`` and prepare its kernels (analysis included unless ``analyse_now`` is False)."""
+#: Files with more kernels than this are analysed kernel by kernel as each is opened, not at load.
+EAGER_KERNELS = 64
+
+
+def load_file(path: str, source_dirs=(), params: dict | None = None, analyse_now: bool = True,
+              kernel: str | None = None) -> LoadedFile:
+    """Parse ``path`` and prepare its kernels (analysis included unless ``analyse_now`` is False,
+    or the file has more than :data:`EAGER_KERNELS` kernels). With ``kernel``, a PTX file's other
+    kernel definitions are not parsed at all (:mod:`isa.ptx.chunks`): one kernel of a big file
+    opens at once."""
     import time
 
     t0 = time.perf_counter()
     try:
-        module = isa.load(Path(path))
+        module = isa.load(Path(path), kernels=[kernel] if kernel else None)
     except KernlensError as exc:
         if exc.source_line is None and exc.span is not None and exc.span.line:
             try:
@@ -184,6 +192,7 @@ def load_file(path: str, source_dirs=(), params: dict | None = None, analyse_now
         return LoadedFile(path, error=InputError("input nests too deeply to parse", Span(path)))
     text_lines = (module.source or "").splitlines()
     lf = LoadedFile(path, module)
+    analyse_now = analyse_now and len(module.kernels) <= EAGER_KERNELS
     for fn in module.kernels:
         first, last = kernel_range(text_lines, fn.span.line) if fn.span.line else (1, len(text_lines))
         doc = KernelDoc(path, module, fn, first, text_lines[first - 1:last],
