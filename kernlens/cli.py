@@ -21,6 +21,7 @@ SUBCOMMANDS = {
     "generate": "isa.generate.cli",
     "inspect": "tui.cli",
     "verify": "sim.verify",
+    "sweep": "sim.sweep",
 }
 
 

@@ -123,25 +123,39 @@ def run_on_gpu(ptx_text: str, spec, kernel: str, inputs: dict, *, repeat: int = 
 
 
 def _load_module(cp, text: str):
-    """A CuPy module from PTX: assembled with ``ptxas -arch TARGET`` when ptxas is on PATH (the
-    driver JIT otherwise)."""
+    """A CuPy module from PTX: assembled with ``ptxas -arch ARCH`` (:func:`_sass_arch`) when ptxas is
+    on PATH (the driver JIT otherwise). CuPy loads a module from its file lazily, at the first
+    ``get_function``, so the files stay in a folder removed when the process ends."""
+    import atexit
     import os
     import shutil
     import subprocess
     import tempfile
 
-    with tempfile.TemporaryDirectory() as d:
-        src = os.path.join(d, "k.ptx")
-        with open(src, "w") as fh:
-            fh.write(text)
-        ptxas, target = shutil.which("ptxas"), _target(text)
-        if ptxas and target:
-            out = os.path.join(d, "k.cubin")
-            r = subprocess.run([ptxas, "-arch", target, src, "-o", out], capture_output=True, text=True)
-            if r.returncode:
-                raise InputError(f"ptxas rejected the kernel: {r.stderr.strip()[:400]}")
-            return cp.RawModule(path=out)
-        return cp.RawModule(path=src)
+    d = tempfile.mkdtemp(prefix="kernlens-gpu-")
+    atexit.register(shutil.rmtree, d, True)
+    src = os.path.join(d, "k.ptx")
+    with open(src, "w") as fh:
+        fh.write(text)
+    ptxas, target = shutil.which("ptxas"), _sass_arch(cp, _target(text))
+    if ptxas and target:
+        out = os.path.join(d, "k.cubin")
+        r = subprocess.run([ptxas, "-arch", target, src, "-o", out], capture_output=True, text=True)
+        if r.returncode:
+            raise InputError(f"ptxas rejected the kernel: {r.stderr.strip()[:400]}")
+        return cp.RawModule(path=out)
+    return cp.RawModule(path=src)
+
+
+def _sass_arch(cp, target: str | None) -> str | None:
+    """The ``ptxas -arch`` for this GPU: the PTX's own target when it is arch-specific (``sm_90a``),
+    else the device's (a cubin for sm_80 does not load on sm_90; PTX for sm_80 assembles for sm_90)."""
+    if target is None or target.endswith("a"):
+        return target
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    dev = props["major"] * 10 + props["minor"]
+    want = int(target[3:]) if target[3:].isdigit() else dev
+    return f"sm_{max(dev, want)}"
 
 
 def _target(text: str) -> str | None:
