@@ -188,7 +188,7 @@ class SM:
         for d in self.sub:
             d["mma"] = d.pop("mma_sync")
         self.shared = Unit("shared", 1.0 / pp["shared_wavefronts_per_clk"])
-        self.l1 = Unit("l1", 1.0 / pp["l1_sectors_per_clk"])
+        self.l1 = Unit("l1", 1.0 / pp["l1_lines_per_clk"])
         self.l2 = Unit("l2", 1.0 / l2_bpc)
         self.dram = Unit("dram", 1.0 / dram_bpc)
         self.gmma = Unit("tensor_gmma", 1.0 / pp["wgmma_flop_per_clk"])
@@ -321,7 +321,11 @@ class SM:
                         else:
                             done, cause = max(done, d), "short_scoreboard"
                     elif space == "g":
-                        s0 = l1.reserve(t, cost)
+                        # the L1 t-stage looks up one 128-byte line per clock (a warp access
+                        # costs its distinct lines; atomics pass at 4 sectors per clock)
+                        nl = (len(extra) or 1) if kind in ("load", "async_load") else \
+                            ((extra or 1) if kind == "store" else cost * 0.25)
+                        s0 = l1.reserve(t, nl)
                         if kind in ("load", "async_load"):
                             n = len(extra) or 1
                             h = self._l1(extra)

@@ -5,8 +5,9 @@ warp id (``cta * warps_per_cta + warp``), in ``seq`` order, as ``(pc, access)`` 
 is ``None`` for non-memory instructions, else a tuple of parts ``(space, kind, cost, extra)``:
 
 * global/local loads, stores, atomics: ``cost`` = 32-byte sectors the warp touches
-  (:func:`sim.memory.banks.global_sectors`); ``extra`` = the 128-byte lines of a load (for the L1
-  model) or, for an atomic, the most lanes that hit one address (same-address serialisation);
+  (:func:`sim.memory.banks.global_sectors`); ``extra`` = the 128-byte lines of a load (a tuple, for
+  the L1 model), the number of 128-byte lines a store touches, or, for an atomic, the most lanes
+  that hit one address (same-address serialisation);
 * shared memory: ``cost`` = wavefronts, ``extra`` = the ideal wavefronts
   (:func:`sim.memory.banks.shared_costs`; ldmatrix and wgmma descriptors included).
 
@@ -75,8 +76,9 @@ class WarpStreams:
                 elif kind in ("load", "async_load"):
                     lines = np.where(act, a >> 7, -1)
                     extra = [tuple(np.unique(r[r >= 0]).tolist()) for r in lines]
-                else:
-                    extra = [0] * len(a)
+                else:                   # stores: the 128-byte lines they touch (L1 t-stage lookups)
+                    lines = np.where(act, a >> 7, -1)
+                    extra = [int(np.unique(r[r >= 0]).size) for r in lines]
                 costs = [(sp, kind, int(c), e) for c, e in zip(np.atleast_1d(secs).tolist(), extra)]
             else:
                 costs = [(sp, kind, 1, 0)] * len(p.warps)
