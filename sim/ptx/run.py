@@ -186,7 +186,9 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
                             dynamic_shared_bytes, batch_threads=M.tpc, listeners=listeners, max_steps=max_steps,
                             check_uninitialized=check_uninitialized, check_races=check_races,
                             memory_model=memory_model, seed=seed)
-        ws = WarpStreams(M.tpc // 32)
+        from sim.timing.vectorize import merged_loads
+
+        ws = WarpStreams(M.tpc // 32, merged_loads(M))
         M._set_listeners(list(listeners) + [ws])
         tinfo = (occ, regs, ws, starts, sampled)
     t1 = time.perf_counter()
