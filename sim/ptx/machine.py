@@ -3,7 +3,7 @@ decoded program, the reconvergence stack and the run loop.
 
 Many warps run in lock step: every register is a numpy array over all threads of a batch of CTAs
 (``[T]``), and one decoded instruction is a closure that does a few numpy operations for all of
-them under an active mask. Divergence uses a stack of (pc, reconvergence pc, mask) entries whose
+them under an active mask. Divergence uses a stack of :class:`StackEntry` (pc, reconvergence pc, mask) whose
 reconvergence points are immediate post-dominators of the branch (:mod:`isa.cfg`), so all
 threads that sit at the same pc on the same path run together, whatever warp or CTA they are in::
 
@@ -152,6 +152,26 @@ def imm_value(imm: ir.Immediate, t: str):
     return cd.type(v)
 
 
+class StackEntry:
+    """One path of the divergence (SIMT) stack: the threads in ``mask`` run from ``pc`` until they
+    reach ``rpc``, their reconvergence pc (-1: none, they run until they exit or return).
+    ``threads`` and ``warps`` count the active threads and warps (kept by ``LaunchState.refresh``);
+    ``arg`` is the mask handed to instruction kernels, ``None`` when every thread is active."""
+
+    __slots__ = ("pc", "rpc", "mask", "threads", "warps", "arg")
+
+    def __init__(self, pc: int, rpc: int, mask: np.ndarray, threads: int = 0, warps: int = 0, arg=None):
+        self.pc = pc
+        self.rpc = rpc
+        self.mask = mask
+        self.threads = threads
+        self.warps = warps
+        self.arg = arg
+
+    def __repr__(self) -> str:
+        return f"StackEntry(pc={self.pc}, rpc={self.rpc}, threads={self.threads}, warps={self.warps})"
+
+
 class LaunchState:
     """The state of one launch of one kernel: the decoded program, registers over all threads of a
     batch of CTAs, the reconvergence stack and the run loop (kept between batches of the launch)."""
@@ -202,7 +222,10 @@ class LaunchState:
         self.lane = (t & 31).astype(np.uint32)
         self.warp_in_cta = (local // WARP).astype(np.uint32)
         self.ctaid = [np.zeros(T, np.uint32) for _ in range(3)]
-        self.cta_linear = np.zeros(T, np.int64)
+        self.cta_linear = np.zeros(T, np.int64)          # launch CTA id of each batch thread
+        self.cta_ids = np.arange(self.batch, dtype=np.int64)  # launch CTA id of each batch slot (ascending)
+        self.batch_serial = 0                             # numbers the batches run (event-part caches)
+        self.batch_index = 0                              # the batch being run, for progress reports
         self.exited = np.zeros(T, bool)
 
         # state spaces
@@ -917,7 +940,7 @@ class LaunchState:
     def barrier_epoch(self, ctas: np.ndarray) -> None:
         """CTAs whose threads passed a barrier start a new race-check epoch (tags hold 8 bits)."""
         if self.order is not None:
-            self.order.barrier(self.cta_base + np.asarray(ctas, np.int64))
+            self.order.barrier(self.cta_ids[np.asarray(ctas, np.int64)])
         if self.tags is None:
             return
         e = self.epoch[ctas] + np.uint16(1)
@@ -1009,7 +1032,7 @@ class LaunchState:
             const = self._event_const[pc] = self._event_constants(pc)
         if len(lanes) == self.T:           # every thread of the batch, in order
             parts = self._full_parts
-            if parts is None or parts[0] != self.cta_base:
+            if parts is None or parts[0] != self.batch_serial:
                 parts = self._full_parts = self._full_event_parts()
             a2 = None if addresses is None else np.asarray(addresses, np.uint64).reshape(-1, WARP)
             seq = None
@@ -1035,13 +1058,13 @@ class LaunchState:
             seq = self.warp_seq[w]
             self.warp_seq[w] += 1
         return InstructionEvent(self.kernel, pc, const[0], const[1],
-                                (self.cta_base + (w * WARP) // self.tpc).astype(np.int64),
+                                self.cta_ids[(w * WARP) // self.tpc],
                                 ((w * WARP) % self.tpc // WARP).astype(np.int64), act, space, kind, width, a2,
                                 const[2], seq)
 
     def _batch_warps(self, ev) -> np.ndarray:
         """Index of each warp of ``ev`` within the batch (ascending, as events list them)."""
-        return (ev.ctas - self.cta_base) * (self.tpc // WARP) + ev.warps
+        return np.searchsorted(self.cta_ids, ev.ctas) * (self.tpc // WARP) + ev.warps
 
     def _emit_instruction(self, pc: int, lanes: np.ndarray) -> None:
         """The one event of an executed instruction (warps with a lane in the stack entry's mask):
@@ -1084,13 +1107,13 @@ class LaunchState:
         const = self._event_const[pc]
         if const is None:
             const = self._event_const[pc] = self._event_constants(pc)
-        key = (self.cta_base, w.tobytes())
+        key = (self.batch_serial, w.tobytes())
         parts = self._warp_parts.get(key)
         if parts is None:
             if len(self._warp_parts) >= 64:
                 self._warp_parts.clear()
             act = np.ones((len(w), WARP), bool)
-            ctas = (self.cta_base + (w * WARP) // self.tpc).astype(np.int64)
+            ctas = self.cta_ids[(w * WARP) // self.tpc]
             warps = ((w * WARP) % self.tpc // WARP).astype(np.int64)
             for a in (act, ctas, warps):
                 a.setflags(write=False)
@@ -1106,11 +1129,11 @@ class LaunchState:
         thread of the batch; read-only, shared by all such events of the batch."""
         w = np.arange(self.T // WARP)
         act = np.ones((len(w), WARP), bool)
-        ctas = (self.cta_base + (w * WARP) // self.tpc).astype(np.int64)
+        ctas = self.cta_ids[(w * WARP) // self.tpc]
         warps = ((w * WARP) % self.tpc // WARP).astype(np.int64)
         for a in (act, ctas, warps):
             a.setflags(write=False)
-        return self.cta_base, act, ctas, warps
+        return self.batch_serial, act, ctas, warps
 
     _opcode_lines = None
 
@@ -1130,32 +1153,48 @@ class LaunchState:
     # ------------------------------------------------------------------ running
     cta_end = None
 
-    def run(self, ctas: tuple[int, int] | None = None, starts=None) -> None:
+    def run(self, ctas: tuple[int, int] | None = None, only=None) -> None:
         """Run every CTA, or the linear CTA indices ``lo <= i < hi`` of ``ctas`` (``run_kernel(jobs=N)``
-        gives each process one such range), or only the batches starting at the linear CTA indices
-        ``starts`` (the timing model's samples; with a batch of one CTA, exactly those CTAs)."""
+        gives each process one such range), or only the linear CTA indices listed in ``only`` (the
+        timing model's samples), in ascending order, up to :attr:`batch` of them per batch: a batch
+        holds any set of CTAs (:attr:`cta_ids`), not only a contiguous range."""
         lo, hi = (0, self.ncta) if ctas is None else (max(0, int(ctas[0])), min(self.ncta, int(ctas[1])))
         self.cta_end = hi
         import time
 
+        if only is None:
+            groups = [np.arange(s, min(s + self.batch, hi), dtype=np.int64) for s in range(lo, hi, self.batch)]
+        else:
+            ids = np.unique(np.asarray(list(only), np.int64))
+            ids = ids[(ids >= lo) & (ids < hi)]
+            groups = [ids[i:i + self.batch] for i in range(0, len(ids), self.batch)]
+        self.batches = len(groups)
         self._t_next = time.perf_counter() + 2.0
         with np.errstate(all="ignore"):
-            for start in (range(lo, hi, self.batch) if starts is None else starts):
-                self._run_batch(start)
+            for i, g in enumerate(groups):
+                self.batch_index = i
+                self._run_batch(g)
                 if self.aborted:
                     break
 
     aborted = False
 
-    def _reset_batch(self, start: int) -> None:
-        self.cta_base = start
-        lin = start + self.cta_local
+    def _reset_batch(self, ids: np.ndarray) -> None:
+        """Start a batch for the launch CTAs ``ids`` (ascending, at most :attr:`batch`); slots past
+        them get ids from ``ncta`` on and start exited."""
+        n = len(ids)
+        self.cta_ids = np.concatenate([ids, self.ncta + np.arange(self.batch - n, dtype=np.int64)]) \
+            if n < self.batch else np.array(ids, np.int64)
+        self.cta_ids.setflags(write=False)
+        self.batch_serial += 1
+        self.cta_base = int(self.cta_ids[0])
+        lin = self.cta_ids[self.cta_local]
         self.cta_linear[:] = lin
         gx, gy, _ = self.grid
         self.ctaid[0][:] = lin % gx
         self.ctaid[1][:] = (lin // gx) % gy
         self.ctaid[2][:] = lin // (gx * gy)
-        self.exited[:] = self.padding | (lin >= (self.ncta if self.cta_end is None else self.cta_end))
+        self.exited[:] = self.padding | (lin >= self.ncta)
         for arr in self.regs.values():
             arr.fill(0)
         self.shared.reset()
@@ -1176,8 +1215,8 @@ class LaunchState:
         if self.asyncs is not None:
             self.asyncs.reset()
 
-    def _run_batch(self, start: int) -> None:
-        self._reset_batch(start)
+    def _run_batch(self, ids: np.ndarray) -> None:
+        self._reset_batch(ids)
         live = ~self.exited
         stack = [self.entry(0, -1, live)]
         prog = self.prog
@@ -1201,27 +1240,27 @@ class LaunchState:
         if now >= self._t_next:
             self._t_next = now + 2.0
             if self.progress is not None:
-                self.progress(self.steps, self.cta_base // self.batch + 1, self.batches)
+                self.progress(self.steps, self.batch_index + 1, self.batches)
 
     def _stop(self, stack, kind: str, why: str) -> None:
         """Stop the launch (a step limit or Ctrl-C): one problem per place where warps are,
         saying where they loop, how often, and what the exit test reads."""
         self.aborted = True
-        live = [e for e in stack if e[3] and 0 <= e[0] < len(self.prog)]
+        live = [e for e in stack if e.threads and 0 <= e.pc < len(self.prog)]
         if not live:
             ins = self.instructions[0]
             self.problems.add(0, Problem(kind, self.kernel, str(ins).strip(), ins.span.line, None, None, None,
                                          None, None, why))
             return
         top = live[-1]                      # the path that runs; the others wait below it
-        pc = top[0]
+        pc = top.pc
         ins = self.instructions[pc]
-        lane = int(np.flatnonzero(top[2])[0]) if np.any(top[2]) else 0
+        lane = int(np.flatnonzero(top.mask)[0]) if np.any(top.mask) else 0
         cta, thr = self.thread_coords(lane)
-        others = [f"line {self.instructions[e[0]].span.line} ({e[4]} warp(s)"
-                  + (", waiting to reconverge)" if e[0] == top[1] or any(e[0] == x[1] for x in live) else ")")
+        others = [f"line {self.instructions[e.pc].span.line} ({e.warps} warp(s)"
+                  + (", waiting to reconverge)" if e.pc == top.rpc or any(e.pc == x.rpc for x in live) else ")")
                   for e in live[-2::-1][:4]]
-        msg = (f"{why}: {top[4]} warp(s) here ({top[3]} threads); " + self.where_looping(pc, lane, top[3])
+        msg = (f"{why}: {top.warps} warp(s) here ({top.threads} threads); " + self.where_looping(pc, lane, top.threads)
                + (f"; other paths at {', '.join(others)}" if others else ""))
         self.problems.add(pc, Problem(kind, self.kernel, str(ins).strip(), ins.span.line, self.source_of(ins),
                                       cta, thr, None, None, msg))
@@ -1285,22 +1324,22 @@ class LaunchState:
     def _loop(self, stack, prog, n, pcw, pct, max_steps, listen) -> None:
         while stack:
             top = stack[-1]
-            pc = top[0]
-            if pc == top[1] or top[3] == 0 or pc >= n or pc < 0:
+            pc = top.pc
+            if pc == top.rpc or top.threads == 0 or pc >= n or pc < 0:
                 stack.pop()
                 if self.frames and len(stack) == self.frames[-1].base:
                     self.end_call(stack)
                 continue
             kind, fn = prog[pc]
-            pcw[pc] += top[4]
-            pct[pc] += top[3]
+            pcw[pc] += top.warps
+            pct[pc] += top.threads
             self.steps += 1
             if listen:
-                lanes = self.lanes_of(top[5])
+                lanes = self.lanes_of(top.arg)
                 self._parts = []
             if kind == 0:
-                fn(top[5])
-                top[0] = pc + 1
+                fn(top.arg)
+                top.pc = pc + 1
             else:
                 fn(self, stack, top)
             if listen:
@@ -1316,7 +1355,7 @@ class LaunchState:
     def spin_reset(self) -> None:
         self._spin = None
 
-    def spin(self, stack: list, top: list, progress: int, patience: int = 0) -> bool:
+    def spin(self, stack: list, top: StackEntry, progress: int, patience: int = 0) -> bool:
         """A wait (``mbarrier.try_wait``) failed for every thread of ``top``. If another path of
         the divergence stack can run (disjoint threads, not parked at a barrier), the top path and
         everything pushed after that sibling move below it, so the sibling runs next; True. False
@@ -1329,26 +1368,26 @@ class LaunchState:
             return False
         for j in range(len(stack) - 2, -1, -1):
             e = stack[j]
-            if e[3] and id(e) not in self.parked_ids and not (e[2] & top[2]).any():
+            if e.threads and id(e) not in self.parked_ids and not (e.mask & top.mask).any():
                 stack[j:] = stack[j + 1:] + [e]
                 return True
         return count <= patience
 
-    def entry(self, pc: int, rpc: int, mask: np.ndarray) -> list:
-        """A stack entry: [pc, reconvergence pc, mask, active threads, active warps, mask argument]."""
-        e = [pc, rpc, mask, 0, 0, None]
+    def entry(self, pc: int, rpc: int, mask: np.ndarray) -> StackEntry:
+        """A new divergence-stack entry (its counts filled in from ``mask``)."""
+        e = StackEntry(pc, rpc, mask)
         self.refresh(e)
         return e
 
-    def refresh(self, e: list) -> None:
-        mask = e[2]
+    def refresh(self, e: StackEntry) -> None:
+        mask = e.mask
         nt = int(np.count_nonzero(mask))
-        e[3] = nt
+        e.threads = nt
         if nt == self.T:
-            e[4], e[5] = self.T // WARP, None
+            e.warps, e.arg = self.T // WARP, None
         else:
-            e[4] = int(np.count_nonzero(mask.reshape(-1, WARP).any(axis=1))) if nt else 0
-            e[5] = mask
+            e.warps = int(np.count_nonzero(mask.reshape(-1, WARP).any(axis=1))) if nt else 0
+            e.arg = mask
 
     # ------------------------------------------------------------------ calls
     def begin_call(self, stack: list, info, mask: np.ndarray, arg_slots, ret_slots, reg_rets=()) -> None:
@@ -1397,7 +1436,7 @@ class LaunchState:
         """``ret`` in a device function: threads ``mask`` leave the innermost frame."""
         keep = ~mask
         for e in stack[self.frames[-1].base:]:
-            e[2] = e[2] & keep
+            e.mask = e.mask & keep
             self.refresh(e)
 
     def retire(self, stack: list, mask: np.ndarray) -> None:
@@ -1405,7 +1444,7 @@ class LaunchState:
         self.exited |= mask
         keep = ~mask
         for e in stack:
-            e[2] = e[2] & keep
+            e.mask = e.mask & keep
             self.refresh(e)
 
 
@@ -1434,4 +1473,4 @@ def to_generic(space: str, addr: int) -> int:
     return addr if space == "global" else WINDOWS[space] + addr
 
 
-__all__ = ["LaunchState", "Writer", "SINK", "GLOBAL_BASE", "to_generic", "imm_value"]
+__all__ = ["LaunchState", "StackEntry", "Writer", "SINK", "GLOBAL_BASE", "to_generic", "imm_value"]
