@@ -180,6 +180,8 @@ class KernelReport:
             elif t is Address:
                 if type(op.base) is Symbol:
                     names.add(op.base.name)
+                if op.coords is not None:
+                    visit(op.coords)
             elif t is Vector:
                 for sub in op.elements:
                     visit(sub)

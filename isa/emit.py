@@ -29,6 +29,8 @@ def emit_operand(op: ir.Operand) -> str:
                 inner += f"+{op.offset}"
             else:
                 inner = str(op.offset)
+        if op.coords is not None:
+            inner += ", " + emit_operand(op.coords)
         text = f"[{inner}]"
         if op.space:
             text = f"{op.space}{text}"

@@ -124,6 +124,9 @@ class Address:
     span: Span = _span()
     # SASS only: a second register term, ``[R2+UR4+0x10]`` (base R2, index UR4, offset 16)
     index: Register | None = None
+    # PTX tensor/texture form ``[%rd17, {%r30, %r84}]`` (cp.async.bulk.tensor, tex, suld): the
+    # tensor map (or texture) is ``base``, the coordinates are ``coords``
+    coords: "Vector | None" = None
 
 
 @dataclass(frozen=True)

@@ -460,6 +460,11 @@ class _Builder(Transformer):
     def addr_abs(self, c):
         return ir.Address(None, _int(c[1], self.file))
 
+    def addr_coords(self, c):
+        # [tensormap, {x, y, ...}]: c is "[", NAME, ",", Vector, "]"
+        vec = next(x for x in c if isinstance(x, ir.Vector))
+        return ir.Address(self.name(c[1:2]), 0, coords=vec)
+
     def addr_unified(self, c):
         return replace(c[0], suffix=c[1].value[1:])
 
@@ -825,7 +830,8 @@ class _Resolver:
             if base is None:
                 return op
             new = self.operand(base, visible)
-            return op if new is base else replace(op, base=new)
+            coords = op.coords if op.coords is None else self.operand(op.coords, visible)
+            return op if new is base and coords is op.coords else replace(op, base=new, coords=coords)
         if t is ir.Vector:
             els = tuple(self.operand(e, visible) for e in op.elements)
             return op if all(a is b for a, b in zip(els, op.elements)) else replace(op, elements=els)

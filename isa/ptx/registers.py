@@ -72,6 +72,8 @@ def _names(op, out: list[str]) -> None:
     elif isinstance(op, Address):
         if isinstance(op.base, Register):
             _names(op.base, out)
+        if op.coords is not None:
+            _names(op.coords, out)
     elif isinstance(op, OperandList):
         for e in op.items:
             _names(e, out)

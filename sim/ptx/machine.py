@@ -3,7 +3,7 @@ decoded program, the reconvergence stack and the run loop.
 
 Many warps run in lock step: every register is a numpy array over all threads of a batch of CTAs
 (``[T]``), and one decoded instruction is a closure that does a few numpy operations for all of
-them under an active mask. Divergence uses a stack of (pc, reconvergence pc, mask) entries whose
+them under an active mask. Divergence uses a stack of :class:`StackEntry` (pc, reconvergence pc, mask) whose
 reconvergence points are immediate post-dominators of the branch (:mod:`isa.cfg`), so all
 threads that sit at the same pc on the same path run together, whatever warp or CTA they are in::
 
@@ -150,6 +150,26 @@ def imm_value(imm: ir.Immediate, t: str):
     if cd.kind == "i" and v >= 1 << (bits - 1):
         v -= 1 << bits
     return cd.type(v)
+
+
+class StackEntry:
+    """One path of the divergence (SIMT) stack: the threads in ``mask`` run from ``pc`` until they
+    reach ``rpc``, their reconvergence pc (-1: none, they run until they exit or return).
+    ``threads`` and ``warps`` count the active threads and warps (kept by ``LaunchState.refresh``);
+    ``arg`` is the mask handed to instruction kernels, ``None`` when every thread is active."""
+
+    __slots__ = ("pc", "rpc", "mask", "threads", "warps", "arg")
+
+    def __init__(self, pc: int, rpc: int, mask: np.ndarray, threads: int = 0, warps: int = 0, arg=None):
+        self.pc = pc
+        self.rpc = rpc
+        self.mask = mask
+        self.threads = threads
+        self.warps = warps
+        self.arg = arg
+
+    def __repr__(self) -> str:
+        return f"StackEntry(pc={self.pc}, rpc={self.rpc}, threads={self.threads}, warps={self.warps})"
 
 
 class LaunchState:
@@ -1207,21 +1227,21 @@ class LaunchState:
         """Stop the launch (a step limit or Ctrl-C): one problem per place where warps are,
         saying where they loop, how often, and what the exit test reads."""
         self.aborted = True
-        live = [e for e in stack if e[3] and 0 <= e[0] < len(self.prog)]
+        live = [e for e in stack if e.threads and 0 <= e.pc < len(self.prog)]
         if not live:
             ins = self.instructions[0]
             self.problems.add(0, Problem(kind, self.kernel, str(ins).strip(), ins.span.line, None, None, None,
                                          None, None, why))
             return
         top = live[-1]                      # the path that runs; the others wait below it
-        pc = top[0]
+        pc = top.pc
         ins = self.instructions[pc]
-        lane = int(np.flatnonzero(top[2])[0]) if np.any(top[2]) else 0
+        lane = int(np.flatnonzero(top.mask)[0]) if np.any(top.mask) else 0
         cta, thr = self.thread_coords(lane)
-        others = [f"line {self.instructions[e[0]].span.line} ({e[4]} warp(s)"
-                  + (", waiting to reconverge)" if e[0] == top[1] or any(e[0] == x[1] for x in live) else ")")
+        others = [f"line {self.instructions[e.pc].span.line} ({e.warps} warp(s)"
+                  + (", waiting to reconverge)" if e.pc == top.rpc or any(e.pc == x.rpc for x in live) else ")")
                   for e in live[-2::-1][:4]]
-        msg = (f"{why}: {top[4]} warp(s) here ({top[3]} threads); " + self.where_looping(pc, lane, top[3])
+        msg = (f"{why}: {top.warps} warp(s) here ({top.threads} threads); " + self.where_looping(pc, lane, top.threads)
                + (f"; other paths at {', '.join(others)}" if others else ""))
         self.problems.add(pc, Problem(kind, self.kernel, str(ins).strip(), ins.span.line, self.source_of(ins),
                                       cta, thr, None, None, msg))
@@ -1285,22 +1305,22 @@ class LaunchState:
     def _loop(self, stack, prog, n, pcw, pct, max_steps, listen) -> None:
         while stack:
             top = stack[-1]
-            pc = top[0]
-            if pc == top[1] or top[3] == 0 or pc >= n or pc < 0:
+            pc = top.pc
+            if pc == top.rpc or top.threads == 0 or pc >= n or pc < 0:
                 stack.pop()
                 if self.frames and len(stack) == self.frames[-1].base:
                     self.end_call(stack)
                 continue
             kind, fn = prog[pc]
-            pcw[pc] += top[4]
-            pct[pc] += top[3]
+            pcw[pc] += top.warps
+            pct[pc] += top.threads
             self.steps += 1
             if listen:
-                lanes = self.lanes_of(top[5])
+                lanes = self.lanes_of(top.arg)
                 self._parts = []
             if kind == 0:
-                fn(top[5])
-                top[0] = pc + 1
+                fn(top.arg)
+                top.pc = pc + 1
             else:
                 fn(self, stack, top)
             if listen:
@@ -1316,7 +1336,7 @@ class LaunchState:
     def spin_reset(self) -> None:
         self._spin = None
 
-    def spin(self, stack: list, top: list, progress: int, patience: int = 0) -> bool:
+    def spin(self, stack: list, top: StackEntry, progress: int, patience: int = 0) -> bool:
         """A wait (``mbarrier.try_wait``) failed for every thread of ``top``. If another path of
         the divergence stack can run (disjoint threads, not parked at a barrier), the top path and
         everything pushed after that sibling move below it, so the sibling runs next; True. False
@@ -1329,26 +1349,26 @@ class LaunchState:
             return False
         for j in range(len(stack) - 2, -1, -1):
             e = stack[j]
-            if e[3] and id(e) not in self.parked_ids and not (e[2] & top[2]).any():
+            if e.threads and id(e) not in self.parked_ids and not (e.mask & top.mask).any():
                 stack[j:] = stack[j + 1:] + [e]
                 return True
         return count <= patience
 
-    def entry(self, pc: int, rpc: int, mask: np.ndarray) -> list:
-        """A stack entry: [pc, reconvergence pc, mask, active threads, active warps, mask argument]."""
-        e = [pc, rpc, mask, 0, 0, None]
+    def entry(self, pc: int, rpc: int, mask: np.ndarray) -> StackEntry:
+        """A new divergence-stack entry (its counts filled in from ``mask``)."""
+        e = StackEntry(pc, rpc, mask)
         self.refresh(e)
         return e
 
-    def refresh(self, e: list) -> None:
-        mask = e[2]
+    def refresh(self, e: StackEntry) -> None:
+        mask = e.mask
         nt = int(np.count_nonzero(mask))
-        e[3] = nt
+        e.threads = nt
         if nt == self.T:
-            e[4], e[5] = self.T // WARP, None
+            e.warps, e.arg = self.T // WARP, None
         else:
-            e[4] = int(np.count_nonzero(mask.reshape(-1, WARP).any(axis=1))) if nt else 0
-            e[5] = mask
+            e.warps = int(np.count_nonzero(mask.reshape(-1, WARP).any(axis=1))) if nt else 0
+            e.arg = mask
 
     # ------------------------------------------------------------------ calls
     def begin_call(self, stack: list, info, mask: np.ndarray, arg_slots, ret_slots, reg_rets=()) -> None:
@@ -1397,7 +1417,7 @@ class LaunchState:
         """``ret`` in a device function: threads ``mask`` leave the innermost frame."""
         keep = ~mask
         for e in stack[self.frames[-1].base:]:
-            e[2] = e[2] & keep
+            e.mask = e.mask & keep
             self.refresh(e)
 
     def retire(self, stack: list, mask: np.ndarray) -> None:
@@ -1405,7 +1425,7 @@ class LaunchState:
         self.exited |= mask
         keep = ~mask
         for e in stack:
-            e[2] = e[2] & keep
+            e.mask = e.mask & keep
             self.refresh(e)
 
 
@@ -1434,4 +1454,4 @@ def to_generic(space: str, addr: int) -> int:
     return addr if space == "global" else WINDOWS[space] + addr
 
 
-__all__ = ["LaunchState", "Writer", "SINK", "GLOBAL_BASE", "to_generic", "imm_value"]
+__all__ = ["LaunchState", "StackEntry", "Writer", "SINK", "GLOBAL_BASE", "to_generic", "imm_value"]

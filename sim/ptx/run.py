@@ -264,14 +264,67 @@ def _param_bytes(p: ir.Variable, a, i: int, gmem: GlobalMemory, buf_of_param) ->
         return np.uint64(gmem.buffers[buf_of_param[i]].base).tobytes()
     if a is None:
         a = 0
-    cd = compute_dtype(p.type)
-    try:
-        if isinstance(a, (np.generic,)) and a.dtype.itemsize == cd.itemsize and a.dtype.kind in "iuf" \
-                and (a.dtype.kind == "f") == (cd.kind == "f"):
-            return np.asarray(a).astype(a.dtype).view(cd).tobytes()
-        return np.asarray(a).astype(cd).tobytes()
-    except (TypeError, ValueError):
-        raise InputError(f"argument {i} ({a!r}) does not fit parameter {p.name} (.{p.type})") from None
+    return scalar_bytes(p, a, i)
+
+
+_HALF = {"f16": "float16", "bf16": "bfloat16"}
+
+
+def scalar_bytes(p: ir.Variable, a, i: int) -> bytes:
+    """The bytes of scalar argument ``a`` for by-value parameter ``p`` (index ``i``), or an
+    :class:`InputError` that names the parameter, its PTX type and what to pass.
+
+    Integer parameters (``.u16``, ``.s32``, ``.b64``...) take integers whose value fits the width
+    (signed or unsigned); a float is refused, never truncated (``np.float16(1.5)`` for a
+    ``.param .u16``, as Numba declares fp16 scalars, would become 1): pass its bit pattern or an
+    integer. Float parameters take float or integer values (converted with round-to-nearest);
+    ``.f16``/``.bf16`` also take their bit pattern as an unsigned integer of the same width."""
+    t = p.type
+    cd = compute_dtype(t)
+    where = f"parameter {i} ({p.name}, .param .{t})"
+    got = f"np.{type(a).__name__}({a})" if isinstance(a, np.generic) else repr(a)
+    if isinstance(a, np.ndarray) and a.ndim == 0:
+        a = a[()]
+    if isinstance(a, np.ndarray) or not isinstance(a, (bool, int, float, np.generic)):
+        raise InputError(f"argument {i} ({got}) does not fit {where}: pass a scalar "
+                         f"({'an integer' if cd.kind in 'iub' else 'a float'})")
+    is_int = isinstance(a, (bool, int, np.integer, np.bool_))
+    is_float = isinstance(a, (float, np.floating))
+    if t == "pred":
+        if is_int and int(a) in (0, 1):
+            return bytes([int(a)])
+        raise InputError(f"argument {i} ({got}) does not fit {where}: pass True/False or 0/1")
+    if t in ("f32", "f64"):
+        if is_int or is_float:
+            return np.asarray(a).astype(cd).tobytes()
+    elif t in _HALF:
+        import ml_dtypes  # noqa: F401  (registers bfloat16)
+
+        half = np.dtype(_HALF[t])
+        if is_float:
+            return np.asarray(a).astype(half).view(cd).tobytes()
+        if isinstance(a, np.unsignedinteger) and a.dtype.itemsize == cd.itemsize:
+            return np.asarray(a).view(cd).tobytes()               # the bit pattern
+        if is_int and not isinstance(a, np.integer):
+            return np.asarray(float(a)).astype(half).view(cd).tobytes()
+        raise InputError(f"argument {i} ({got}) does not fit {where}: pass a float value or the bit pattern "
+                         f"as np.uint{8 * cd.itemsize}")
+    elif cd.kind in "iu":
+        bits = 8 * cd.itemsize
+        if is_float:
+            hint = ""
+            if isinstance(a, np.floating):
+                u = f"uint{8 * a.dtype.itemsize}"
+                hint = f" ({got}.view(np.{u}) = {int(np.asarray(a).view(u))})"
+            raise InputError(f"argument {i} ({got}) does not fit {where}: a float is not converted to an "
+                             f"integer parameter; pass the bit pattern{hint} or an integer")
+        if is_int:
+            v = int(a)
+            if not -(1 << (bits - 1)) <= v < (1 << bits):
+                raise InputError(f"argument {i} ({got}) does not fit {where}: {v} is outside the "
+                                 f"{bits}-bit range [{-(1 << (bits - 1))}, {(1 << bits) - 1}]")
+            return (v & ((1 << bits) - 1)).to_bytes(cd.itemsize, "little")
+    raise InputError(f"argument {i} ({got}) does not fit {where}")
 
 
 def _stats(M: LaunchState, mstats) -> dict:

@@ -83,6 +83,7 @@ class OpFacts:
     special: str | None = None  # 'bar', 'membar', 'cp_commit', 'cp_wait', 'wg_commit', 'wg_wait', 'wgmma'
     arg: float = 0.0            # wait_group N; wgmma FLOPs per warp
     line: int = 0
+    l1_bypass: bool = False     # .cg loads and cp.async.cg: cached in L2 only (PTX ISA 9.7.9.1), no L1 lookup
 
 
 def op_facts(state, P: H200Params) -> list[OpFacts]:
@@ -146,7 +147,8 @@ def op_facts(state, P: H200Params) -> list[OpFacts]:
             elif fam == "wgmma.wait_group":
                 special = "wg_wait"
                 arg = float(ins.operands[0].value) if ins.operands and hasattr(ins.operands[0], "value") else 0.0
-        out.append(OpFacts(ins.full_opcode, pipe, float(lat), cause, rd, wr, special, arg, ins.span.line))
+        out.append(OpFacts(ins.full_opcode, pipe, float(lat), cause, rd, wr, special, arg, ins.span.line,
+                           "cg" in ins.modifiers))
     return out
 
 
@@ -324,7 +326,7 @@ class SM:
                         s0 = l1.reserve(t, cost)
                         if kind in ("load", "async_load"):
                             n = len(extra) or 1
-                            h = self._l1(extra)
+                            h = 0 if op.l1_bypass else self._l1(extra)
                             l1_tot += cost
                             l1_hit += cost * h / n
                             miss = cost * (n - h) / n

@@ -36,25 +36,25 @@ def _bra(M, pc, ins, canon, ms, mods):
     nxt = pc + 1
     if G is None:
         def jump(M, stack, top):
-            top[0] = tgt
+            top.pc = tgt
         return 1, jump
 
     def branch(M, stack, top):
-        mask = top[2]
+        mask = top.mask
         taken = mask & G()
         nt = int(np.count_nonzero(taken))
-        if nt == top[3]:
-            top[0] = tgt
+        if nt == top.threads:
+            top.pc = tgt
             return
         if nt == 0:
-            top[0] = nxt
+            top.pc = nxt
             return
         other = mask & ~taken
         paths = [(nxt, other), (tgt, taken)]
-        if r != -1 and r == top[1]:
+        if r != -1 and r == top.rpc:
             stack.pop()              # the entry below already waits at r with all these threads
         else:
-            top[0] = r
+            top.pc = r
         for start, msk in paths:
             if start != r:
                 stack.append(M.entry(start, r, msk))
@@ -69,12 +69,12 @@ def _exit(M, pc, ins, canon, ms, mods):
     in_function = canon == "ret" and M.cur.fid != 0
 
     def leave(M, stack, top):
-        mask = top[2] if G is None else top[2] & G()
+        mask = top.mask if G is None else top.mask & G()
         if in_function and M.frames:
             M.leave_function(stack, mask)
         else:
             M.retire(stack, mask)
-        top[0] = nxt
+        top.pc = nxt
     return 1, leave
 
 
@@ -147,9 +147,9 @@ def _call(M, pc, ins, canon, ms, mods):
         arg_slots = _slots(M, ins, args, "arguments")
 
         def call(M, stack, top):
-            mask = top[2] if G is None else top[2] & G()
-            top[0] = nxt
-            if mask is top[2] or mask.any():
+            mask = top.mask if G is None else top.mask & G()
+            top.pc = nxt
+            if mask is top.mask or mask.any():
                 if reg_args:
                     lanes = np.flatnonzero(mask)
                     vals = [np.broadcast_to(np.asarray(a()), (M.T,))[lanes] for a, _ in reg_args]
@@ -163,8 +163,8 @@ def _call(M, pc, ins, canon, ms, mods):
     target = M.src(callee, "u64", ins)
 
     def call_indirect(M, stack, top):
-        mask = top[2] if G is None else top[2] & G()
-        top[0] = nxt
+        mask = top.mask if G is None else top.mask & G()
+        top.pc = nxt
         lanes = np.flatnonzero(mask)
         if len(lanes) == 0:
             return
@@ -205,7 +205,7 @@ def _brx(M, pc, ins, canon, ms, mods):
     nxt = pc + 1
 
     def brx(M, stack, top):
-        mask = top[2] if G is None else top[2] & G()
+        mask = top.mask if G is None else top.mask & G()
         lanes = np.flatnonzero(mask)
         i = np.broadcast_to(np.asarray(idx()).astype(np.int64), (M.T,))[lanes]
         bad = i >= len(targets)
@@ -213,20 +213,20 @@ def _brx(M, pc, ins, canon, ms, mods):
             M.report("bad_branch", pc, lanes[bad], f"brx.idx index past the {len(targets)} targets of {name}")
         dest = np.where(bad, nxt, targets[np.minimum(i, len(targets) - 1)])
         paths = {}
-        if len(lanes) < top[3]:
-            paths[nxt] = top[2] & ~mask
+        if len(lanes) < top.threads:
+            paths[nxt] = top.mask & ~mask
         for d in np.unique(dest):
             msk = np.zeros(M.T, bool)
             msk[lanes[dest == d]] = True
             paths[int(d)] = paths[int(d)] | msk if int(d) in paths else msk
         paths = {d: m for d, m in paths.items() if m.any()}
         if len(paths) == 1:
-            top[0] = next(iter(paths))
+            top.pc = next(iter(paths))
             return
-        if r != -1 and r == top[1]:
+        if r != -1 and r == top.rpc:
             stack.pop()
         else:
-            top[0] = r
+            top.pc = r
         for start, msk in sorted(paths.items(), reverse=True):
             if start != r:
                 stack.append(M.entry(start, r, msk))
@@ -314,25 +314,25 @@ def _barrier_control(M, pc, ins, G, bid, id_src):
             pend &= ~ctas_mask
         keep = []
         for e, at in M.bar_parked.get(key, []):
-            done = e[2] & ctas_mask
+            done = e.mask & ctas_mask
             if not done.any():
                 keep.append((e, at))
                 continue
-            if (done == e[2]).all():
-                e[0] = at + 1
+            if (done == e.mask).all():
+                e.pc = at + 1
                 M.parked_ids.discard(id(e))
                 continue
-            e[2] = e[2] & ~done                      # part of the entry's CTAs completed: split it
+            e.mask = e.mask & ~done                      # part of the entry's CTAs completed: split it
             M.refresh(e)
             k = next(i for i, x in enumerate(stack) if x is e)
-            stack.insert(k + 1, M.entry(at + 1, e[1], done))
+            stack.insert(k + 1, M.entry(at + 1, e.rpc, done))
             keep.append((e, at))
         M.bar_parked[key] = keep
 
     def barrier(M, stack, top):
         M.barrier_waits += 1
-        here = top[2] if G is None else top[2] & G()
-        top[0] = nxt
+        here = top.mask if G is None else top.mask & G()
+        top.pc = nxt
         if not here.any():
             return
         M.parked_ids.discard(id(top))          # a parked entry retrying (its sibling never arrived)
@@ -349,7 +349,7 @@ def _barrier_control(M, pc, ins, G, bid, id_src):
         sibling = None
         for j in range(len(stack) - 2, -1, -1):
             e = stack[j]
-            if e[3] and id(e) not in M.parked_ids and not (e[2] & top[2]).any() and (e[2] & miss).any():
+            if e.threads and id(e) not in M.parked_ids and not (e.mask & top.mask).any() and (e.mask & miss).any():
                 sibling = j
                 break
         if sibling is None:
@@ -368,15 +368,15 @@ def _barrier_control(M, pc, ins, G, bid, id_src):
             release(stack, np.repeat(done_ctas, tpc))
         wait = here & np.repeat(incomplete, tpc)
         M.bar_pending[key] = wait.copy() if pend is None else (pend | wait)
-        go = top[2] & ~wait
+        go = top.mask & ~wait
         if go.any():                              # threads of completed CTAs (or guard-false) go on
-            top[2] = go
+            top.mask = go
             M.refresh(top)
-            parked = M.entry(pc, top[1], wait)
+            parked = M.entry(pc, top.rpc, wait)
         else:
             stack.pop()
-            top[0] = pc
-            top[2] = wait
+            top.pc = pc
+            top.mask = wait
             M.refresh(top)
             parked = top
         stack.insert(sibling, parked)

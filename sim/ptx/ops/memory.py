@@ -600,8 +600,8 @@ def _mbarrier_wait(M, pc, ins, canon, ms, mods):
     try_ = canon == "mbarrier.try_wait"
 
     def wait(M, stack, top):
-        mask = top[2] if G is None else top[2] & G()
-        top[0] = nxt
+        mask = top.mask if G is None else top.mask & G()
+        top.pc = nxt
         lanes = np.flatnonzero(mask)
         if len(lanes) == 0:
             return
@@ -624,9 +624,9 @@ def _mbarrier_wait(M, pc, ins, canon, ms, mods):
         if ok.any():
             M.spin_reset()
             return
-        top[0] = nxt
+        top.pc = nxt
         if try_:
-            top[0] = pc                               # nothing succeeded: retry here
+            top.pc = pc                               # nothing succeeded: retry here
         if not M.spin(stack, top, B.progress, patience=0 if try_ else 64):
             cta_l = np.unique(M.cta_local[ln])
             for c in cta_l[:8]:
@@ -638,7 +638,7 @@ def _mbarrier_wait(M, pc, ins, canon, ms, mods):
                              f"that could complete it is running (the CTA would hang); its waiting threads stop here",
                              lane=int(i[0]))
             M.retire(stack, mask)
-            top[0] = nxt
+            top.pc = nxt
     return 1, wait
 
 
