@@ -17,6 +17,7 @@ from .occupancy import occupancy
 from .regs import registers_per_thread
 from .sm import SM, load_params, op_facts, sm_ctas
 from .stalls import Stalls
+from .schedule import block_orders, reorder
 from .streams import WarpStreams
 
 PER_SP = ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma")
@@ -66,8 +67,11 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     shared_alloc = getattr(occ, "carveout_bytes", 0) or 0
     l1_lines = int(max(H["l1_bytes"] - shared_alloc, 16384) // H["l1_line"])
 
+    # each warp's stream in ptxas's order of every basic block (sim/timing/schedule.py)
+    orders = block_orders(state, facts, P.lat["global_l2"], streams.merged)
+
     def cta_streams(c):
-        return [streams.streams.get(c * wpc + w, []) for w in range(wpc)]
+        return [reorder(streams.streams.get(c * wpc + w, []), orders) for w in range(wpc)]
 
     if simulated is None and ncta > sms:
         lists = [sm_ctas(ncta, sms, s) for s in range(sms)]

@@ -110,8 +110,12 @@ def op_facts(state, P: H200Params) -> list[OpFacts]:
         elif unit == U.SFU:
             pipe, lat, cause = "xu", L["mufu_ex2"], "short_scoreboard"
         elif unit == U.INT:
-            if fam in ("add", "sub", "add.cc", "sub.cc", "addc", "subc"):
+            if fam in ("add", "sub"):           # IADD3, or IMAD.IADD on the FMA pipe
+                pipe, lat = "int", L["iadd"]
+            elif fam in ("add.cc", "sub.cc", "addc", "subc"):
                 lat = L["iadd"]
+            elif fam in ("mov", "shl"):        # MOV / SHF, or IMAD.MOV / IMAD.SHL
+                pipe = "int"
             elif fam in ("mul", "mad", "mul24", "mad24", "mad.cc", "madc", "dp4a", "dp2a"):
                 pipe, lat = "fma", L["ffma"]
         elif unit == U.CONTROL:
@@ -289,7 +293,16 @@ class SM:
                 add("not_selected", sp_free[sp] - r)
                 heapq.heappush(heap, (sp_free[sp], g, g))
                 continue
-            u = sub[sp][op.pipe] if op.pipe is not None and not free else None
+            pn = op.pipe
+            if pn is None or free:
+                u = None
+            elif pn == "int":
+                # ptxas puts simple integer ops on whichever of the ALU and FMA pipes has room
+                # (IADD3/MOV or IMAD.IADD/IMAD.MOV): the ALU when it is free, else the first free
+                a_, f_ = sub[sp]["alu"], sub[sp]["fma"]
+                u = a_ if a_.free_at <= max(r, f_.free_at) else f_
+            else:
+                u = sub[sp][pn]
             if u is not None and u.free_at > r:
                 add("math_pipe_throttle" if op.pipe != "lsu" else "mio_throttle", u.free_at - r)
                 heapq.heappush(heap, (u.free_at, g, g))
