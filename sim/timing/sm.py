@@ -185,7 +185,7 @@ class SM:
 
     def __init__(self, facts: list[OpFacts], P: H200Params, *, ctas_per_sm: int, warps_per_cta: int,
                  l1_lines: int, l2_hit: float, dram_bpc: float, l2_bpc: float, trace: bool = False,
-                 leaders=frozenset()):
+                 leaders=frozenset(), dram_latency: float | None = None):
         self.f, self.P, self.k, self.wpc = facts, P, max(1, ctas_per_sm), warps_per_cta
         pp = P.pipes
         self.sub = [{n: Unit(n, pp[n]) for n in ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma_sync")}
@@ -205,6 +205,7 @@ class SM:
         self.trace = trace
         self.stalls = Stalls()
         self.leaders = leaders      # pcs of loads ptxas merges into vector loads (sim.timing.vectorize)
+        self.dram_latency = P.lat["global_dram"] if dram_latency is None else dram_latency   # loaded latency
 
     def _l1(self, lines) -> int:
         """Lines of a load that hit (LRU; a miss allocates the line)."""
@@ -223,7 +224,7 @@ class SM:
     def run(self, ctas: list[list[list]]) -> SMRun:
         f, L, P = self.f, self.P.lat, self.P
         mio_q, lg_q = P.pipes["mio_queue"], P.pipes["lg_queue"]
-        l2_lat, dram_lat = L["global_l2"], L["global_dram"]
+        l2_lat, dram_lat = L["global_l2"], self.dram_latency
         miss_extra = (1.0 - self.l2_hit) * (dram_lat - l2_lat)
         lds, conflict = L["lds"], L["lds_per_conflict_way"]
         st = self.stalls
