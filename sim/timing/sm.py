@@ -36,17 +36,15 @@ from __future__ import annotations
 
 import heapq
 import math
-import tomllib
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
+
+from sim import machines
 
 from .stalls import Stalls
 from .trace import Slice
 from .units import Queue, Unit
-
-MACHINES = Path(__file__).resolve().parent.parent / "machines"
 
 
 @dataclass(frozen=True)
@@ -61,7 +59,7 @@ class H200Params:
 
 @lru_cache(maxsize=4)
 def load_params(name: str = "h200") -> H200Params:
-    raw = tomllib.loads((MACHINES / f"{name}.toml").read_text())
+    raw = machines.load(name)[1]
     val = lambda tab: {k: v["value"] for k, v in raw.get(tab, {}).items()}  # noqa: E731
     src = {f"{t}.{k}": v.get("source", "") for t in ("latency_cycles", "pipes", "hierarchy")
            for k, v in raw.get(t, {}).items()}
