@@ -182,7 +182,9 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
         occ, regs = T.occupancy_of(module, fn.name, M)
         # the sampled CTAs (any set of CTA ids) run together, batch_threads // threads per CTA at a time
         starts, sampled = T.plan(M.ncta, 132, max(1, occ.ctas_per_sm), sample)
-        ws = WarpStreams(M.tpc // 32)
+        from sim.timing.vectorize import merged_loads
+
+        ws = WarpStreams(M.tpc // 32, merged_loads(M))
         M._set_listeners(list(listeners) + [ws])
         tinfo = (occ, regs, ws, starts, sampled)
     t1 = time.perf_counter()
