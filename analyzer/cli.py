@@ -17,7 +17,7 @@ import gc
 import sys
 from pathlib import Path
 
-from isa.errors import InputError
+from isa.errors import InputError, Span
 
 from .dataflow import Launch
 from .dynamic import ASSUMED_TRIPS
@@ -112,7 +112,7 @@ def _run(args: argparse.Namespace) -> int:
         if missing:
             raise InputError(f"no kernel named {', '.join(repr(m) for m in missing)} in {', '.join(args.files)}")
     if not reports:
-        raise InputError(f"no kernels in {', '.join(args.files)}")
+        raise InputError(f"no kernels in {', '.join(args.files)}", Span(args.files[0]) if len(args.files) == 1 else None)
     unknown = [k for k in given if k not in used_params]
     if unknown:
         raise InputError(f"--param {unknown[0]}: no analysed kernel has a parameter of that name")

@@ -28,6 +28,8 @@ import numpy as np
 
 from isa.errors import InputError, Span
 
+from sim.numerics import codec
+
 #: how a buffer is stored in device memory
 DEVICE_NP = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16, "e4m3": np.uint8,
              "s8": np.int8, "u8": np.uint8, "s32": np.int32, "u32": np.uint32,
@@ -42,73 +44,33 @@ INIT_KINDS = ("randn", "uniform", "zeros", "full", "randint", "logrand")
 
 
 # ----------------------------------------------------------------------------------------------
-# encodings (the same arithmetic as the corpus's reference.py)
+# encodings: sim.numerics.codec (the corpus's reference.py does the same arithmetic; its e4m3
+# encoder differs only for NaN, which it saturates to 416; -0 is stored as +0 as it does)
 # ----------------------------------------------------------------------------------------------
 
-def f32_to_bf16_bits(x) -> np.ndarray:
-    """float32 -> bf16 bit pattern, round to nearest even, NaN kept quiet."""
-    x = np.ascontiguousarray(x, dtype=np.float32)
-    u = x.view(np.uint32).astype(np.uint64)
-    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
-    rounded = np.where(np.isnan(x), (u >> 16) | 0x40, rounded)
-    return rounded.astype(np.uint16)
-
-
-def bf16_bits_to_f32(b) -> np.ndarray:
-    b = np.ascontiguousarray(b, dtype=np.uint16)
-    return (b.astype(np.uint32) << 16).view(np.float32)
-
-
 def round_bf16(x) -> np.ndarray:
-    """Round (through float32) to bf16; float32 values that bf16 holds exactly."""
-    return bf16_bits_to_f32(f32_to_bf16_bits(np.asarray(x, dtype=np.float64).astype(np.float32)))
-
-
-def _e4m3_table() -> np.ndarray:
-    c = np.arange(256)
-    s, e, m = c >> 7, (c >> 3) & 15, c & 7
-    v = np.where(e == 0, (m / 8.0) * 2.0 ** -6, (1.0 + m / 8.0) * 2.0 ** (e - 7.0))
-    v = np.where((e == 15) & (m == 7), np.nan, v)
-    return np.where(s == 1, -v, v)
-
-
-E4M3_VALUES = _e4m3_table()
-_E4M3_POS = E4M3_VALUES[:127]          # codes 0..126: 0 .. 448, increasing
-
-
-def f64_to_e4m3_bits(x) -> np.ndarray:
-    """Round to the nearest e4m3 value (ties to the even code), saturating at +-448."""
-    x = np.asarray(x, dtype=np.float64)
-    a = np.minimum(np.abs(x), 448.0)
-    hi = np.clip(np.searchsorted(_E4M3_POS, a), 0, 126)
-    lo = np.clip(hi - 1, 0, 126)
-    dlo = a - _E4M3_POS[lo]
-    dhi = _E4M3_POS[hi] - a
-    code = np.where((dhi < dlo) | ((dhi == dlo) & (hi % 2 == 0)), hi, lo).astype(np.uint8)
-    return np.where((x < 0) & (code != 0), code | 0x80, code).astype(np.uint8)
-
-
-def e4m3_bits_to_f32(b) -> np.ndarray:
-    return E4M3_VALUES[np.asarray(b, dtype=np.uint8)].astype(np.float32)
+    """Round (through float32, as the corpus's inputs were) to bf16; float32 values that bf16
+    holds exactly."""
+    bits = codec.encode(np.asarray(x, dtype=np.float64).astype(np.float32), "bf16")
+    return codec.decode(bits, "bf16").astype(np.float32)
 
 
 def encode(values, dtype: str) -> np.ndarray:
     """Decoded values -> device storage (bf16 bits as uint16, e4m3 codes as uint8)."""
     _check_dtype(dtype, DEVICE_NP)
     if dtype == "bf16":
-        return f32_to_bf16_bits(values)
+        return codec.encode(np.ascontiguousarray(values, dtype=np.float32), "bf16")
     if dtype == "e4m3":
-        return f64_to_e4m3_bits(values)
+        bits = codec.encode(np.asarray(values, dtype=np.float64), "e4m3", "rn", saturate=True)
+        return np.where(bits == 0x80, np.uint8(0), bits)   # -0 stored as +0, as the corpus's inputs were
     return np.ascontiguousarray(values, dtype=DEVICE_NP[dtype])
 
 
 def decode(raw, dtype: str) -> np.ndarray:
     """Device storage -> decoded values."""
     _check_dtype(dtype, DEVICE_NP)
-    if dtype == "bf16":
-        return bf16_bits_to_f32(raw)
-    if dtype == "e4m3":
-        return e4m3_bits_to_f32(raw)
+    if dtype in ("bf16", "e4m3"):
+        return codec.decode(np.asarray(raw, dtype=DEVICE_NP[dtype]), dtype).astype(np.float32)
     return np.asarray(raw, dtype=DEVICE_NP[dtype])
 
 
@@ -485,7 +447,7 @@ def round_to_dtype(x, dtype: str) -> np.ndarray:
     if dtype == "bf16":
         return round_bf16(x)
     if dtype == "e4m3":
-        return e4m3_bits_to_f32(f64_to_e4m3_bits(x))
+        return decode(encode(x, "e4m3"), "e4m3")
     raise InputError(f"unknown dtype {dtype!r}", expected=sorted(DEVICE_NP))
 
 

@@ -25,7 +25,7 @@ from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedInput, VisitError
 
 from .. import ir
-from ..errors import KernlensError, SemanticError, Span
+from ..errors import KernlensError, ParseError, SemanticError, Span
 from ..lark_errors import syntax_error
 from ..types import is_type
 from .opcodes import (BUFFERS, COMPARES, CONV_TYPES, OPCODES, ORDERS, PIPE_NAMES, QUANT_MODES,
@@ -244,6 +244,8 @@ def _kind_ok(kind: str, op) -> bool:
 def parse(text: str, file: str = "<text>") -> ir.Module:
     """Parse Ascend-like assembly text into a :class:`~isa.ir.Module` with ``isa='ascend'``."""
     lines = text.splitlines()
+    if not text.strip():
+        raise ParseError("empty file: expected '.kernel'", Span(file, 1, 1), source_line="")
     try:
         tree = _parser().parse(text if text.endswith("\n") else text + "\n")
     except UnexpectedInput as exc:

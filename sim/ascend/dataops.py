@@ -26,6 +26,8 @@ from numpy.lib.stride_tricks import as_strided
 from isa.ascend.opcodes import OPCODES
 from isa.errors import SimulationError
 
+from .events import Mad, Move, Vec
+
 _NP = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "s8": np.int8, "u8": np.uint8,
        "s16": np.int16, "u16": np.uint16, "s32": np.int32, "u32": np.uint32, "b8": np.uint8, "b16": np.uint16,
        "b32": np.uint32, "u64": np.uint64, "s64": np.int64, "b64": np.uint64, "f64": np.float64}
@@ -137,7 +139,7 @@ def _copy(ins, machine):
         writes = [(dst_space, dst, d_hi)] if dst_space != "gm" else []
         span = (src, s_hi, (n, blen, ss)) if src_space == "gm" else (dst, d_hi, (n, blen, ds)) \
             if dst_space == "gm" else None
-        return ("move", path, n * blen, span), reads, writes
+        return Move(path, n * blen, span), reads, writes
     return impl
 
 
@@ -174,7 +176,7 @@ def _copy_align(ins, machine):
             span = (dst, dst + (n - 1) * ds + ln, (n, ln, ds))
         if c.functional:
             _store(c, "ub" if to_ub else "gm", db, do, n, ln, ds, _view2d(sb, so, n, ln, ss).copy())
-        return ("move", path, n * ln, span), ([] if to_ub else [rng]), ([rng] if to_ub else [])
+        return Move(path, n * ln, span), ([] if to_ub else [rng]), ([rng] if to_ub else [])
     return impl
 
 
@@ -194,7 +196,7 @@ def _nd2nz(ins, machine):
         _need(nd >= 1 and nv >= 0 and dv >= 0, f"{op}: ndNum/nValue/dValue must be positive")
         c.check_align("l1", dst, op)
         if nv == 0 or dv == 0:
-            return ("move", "gm->l1", 0, None), [], []
+            return Move("gm->l1", 0, None), [], []
         _need(s_d >= dv, f"{op}: srcDValue {s_d} is smaller than dValue {dv}")
         d1 = (dv + c0 - 1) // c0
         total = 0
@@ -219,7 +221,7 @@ def _nd2nz(ins, machine):
             total += nv * dv * size
             writes.append(("l1", d0, d_hi))
         pattern = (nv, dv * size, s_d * size) if one_nd else None
-        return ("move", "gm->l1", total, (lo_all, hi_all, pattern)), [], writes
+        return Move("gm->l1", total, (lo_all, hi_all, pattern)), [], writes
     return impl
 
 
@@ -254,7 +256,7 @@ def _load2d(ins, machine):
                 frac = frac.view(np.uint16).reshape(rep, 16, 16).transpose(0, 2, 1).reshape(rep, 256) \
                     .copy().view(np.uint8)
             as_strided(db[dst:], shape=(rep, 512), strides=((1 + dgap) * 512, 1))[...] = frac
-        return ("move", path, rep * 512, None), [("l1", min(s_lo, s_hi - 512), s_hi)], [(dst_space, dst, d_hi)]
+        return Move(path, rep * 512, None), [("l1", min(s_lo, s_hi - 512), s_hi)], [(dst_space, dst, d_hi)]
     return impl
 
 
@@ -283,7 +285,7 @@ def _load2d_t(ins, machine):
             out = as_strided(c.buffers[dst_space][dst:], shape=(rep, 2, 512),
                              strides=(dstr * 512, (1 + fgap) * 512, 1))
             out[...] = t
-        return ("move", path, rep * 1024, None), [("l1", s_lo, s_hi)], [(dst_space, dst, d_hi)]
+        return Move(path, rep * 1024, None), [("l1", s_lo, s_hi)], [(dst_space, dst, d_hi)]
     return impl
 
 
@@ -335,7 +337,7 @@ def _img2col(ins, machine):
             m1, k1 = step_m // 16, step_k // c0
             zz = vals.reshape(m1, 16, k1, c0).transpose(0, 2, 1, 3)
             c.buffers["l0a"][dst:d_hi] = np.ascontiguousarray(zz).view(np.uint8).reshape(-1)
-        return ("move", "l1->l0a", step_m * step_k * size, None), [("l1", src, s_hi)], [("l0a", dst, d_hi)]
+        return Move("l1->l0a", step_m * step_k * size, None), [("l1", src, s_hi)], [("l0a", dst, d_hi)]
     return impl
 
 
@@ -359,7 +361,7 @@ def _mad(ins, machine):
         c.check_align("l0b", bb, "mad")
         c.check_align("l0c", cc, "mad")
         if m == 0 or k == 0 or n == 0:
-            return ("mad", 0, dt), [], []
+            return Mad(0, dt), [], []
         if csrc:
             raise SimulationError("mad with cmatrixSource=1 (bias table) is not modelled", ins.span)
         m1, k1, n1 = (m + 15) // 16, (k + k0 - 1) // k0, (n + 15) // 16
@@ -382,7 +384,7 @@ def _mad(ins, machine):
                 R = P if init else Cv.transpose(1, 0, 2).reshape(m1 * 16, n1 * 16) + P
             Cv[...] = R.reshape(m1 * 16, n1, 16).transpose(1, 0, 2)
         reads = [("l0a", aa, a_hi), ("l0b", bb, b_hi)] + ([] if init else [("l0c", cc, c_hi)])
-        return ("mad", m1 * k1 * n1, dt), reads, [("l0c", cc, c_hi)]
+        return Mad(m1 * k1 * n1, dt), reads, [("l0c", cc, c_hi)]
     return impl
 
 
@@ -500,7 +502,7 @@ def _fixpipe(ins, machine):
                     _store(c, "gm", db, do + j * dstr * 32, m, w, cw * osize,
                            np.ascontiguousarray(blk).view(np.uint8).reshape(m, w))
         pattern = (m, n * osize, dstr * osize) if nz2nd else None
-        return ("move", "l0c->gm", m * n * osize, (dst, d_hi, pattern)), [("l0c", src, s_hi)], []
+        return Move("l0c->gm", m * n * osize, (dst, d_hi, pattern)), [("l0c", src, s_hi)], []
     return impl
 
 
@@ -630,7 +632,7 @@ def _vector(ins, machine):
         if not counter:
             _need(0 <= rep <= 255, f"{op}: repeat {rep} is outside [0, 255]")
             if rep == 0:
-                return ("vec", name, 0, [], [], False), [], []
+                return Vec(name, 0, [], [], False), [], []
         reps, act = _active(c, lanes, rep)
         c.check_align("ub", dst, op)
         for s in srcs:
@@ -653,7 +655,7 @@ def _vector(ins, machine):
             else:
                 res = _compute(op, xs, scalar, dt)
             ub.view(_NP[dt])[daddr[act] // dsz] = res
-        return (("vec", name, reps, rblocks, wblocks, counter), [r for r in rd if r], [wr] if wr else [])
+        return (Vec(name, reps, rblocks, wblocks, counter), [r for r in rd if r], [wr] if wr else [])
     return impl
 
 
@@ -717,7 +719,7 @@ def _reduce(ins, machine):
         if not counter:
             _need(0 <= rep <= 255, f"{op}: repeat {rep} is outside [0, 255]")
             if rep == 0:
-                return ("vec", op, 0, [], [], False), [], []
+                return Vec(op, 0, [], [], False), [], []
         reps, act = _active(c, lanes, rep)
         c.check_align("ub", src, op)
         c.check_align("ub", dst, op, size)
@@ -760,7 +762,7 @@ def _reduce(ins, machine):
                         view[rows + 1] = val
         rblocks = [_blocks(src, sbs, srs, reps, 8)]
         wblocks = [np.full((reps, 1), dst, dtype=np.int64) + (np.arange(reps) * drs * unit)[:, None]]
-        return ("vec", op, reps, rblocks, wblocks, counter), [rd] if rd else [], [("ub", d_lo, d_hi)]
+        return Vec(op, reps, rblocks, wblocks, counter), [rd] if rd else [], [("ub", d_lo, d_hi)]
     return impl
 
 

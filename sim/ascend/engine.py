@@ -29,7 +29,7 @@ from isa.ascend.opcodes import OPCODES, PIPE_NAMES, PIPES
 from isa.errors import Diagnostic, InputError, SimulationError, Span
 
 from . import dataops
-from .events import Event
+from .events import Event, ScalarLoad
 from .machine import AscendModel
 
 PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
@@ -764,7 +764,7 @@ def _compile_body(ins, idx, launch, spec, gets):
             c.check_align("ub", addr, "ld", size)
             c.scal += 1
             c.race("S", idx, [("ub", addr, addr + size)], [])
-            c.emit(idx, "S", "op", name, ("scalar_ld",))
+            c.emit(idx, "S", "op", name, ScalarLoad())
             if c.functional:
                 v = c.buffers["ub"][addr:addr + size].view(dataops.np_dtype(dt))[0]
                 c.regs[dst] = float(v) if dt[0] in "fb" else int(v)
@@ -782,8 +782,8 @@ def _compile_body(ins, idx, launch, spec, gets):
         args = [g(c) for g in gets]
         work, reads, writes = impl(c, args)
         c.race(pipe, idx, reads, writes)
-        if c.functional and work[0] == "move" and work[3] is not None:
-            c.gm_race(pipe, idx, work[3], work[1].endswith("->gm"))
+        if c.functional and work.kind == "move" and work.span is not None:
+            c.gm_race(pipe, idx, work.span, work.path.endswith("->gm"))
         ev = c.emit(idx, pipe, "op", name, work)
         if fam == "mad":
             ev.unit_flag = int(args[6])

@@ -129,13 +129,13 @@ class Pricer:
     def __call__(self, ev) -> float:
         w = ev.work
         m = self.m
-        kind = w[0]
+        kind = w.kind
         if kind == "mad":
-            if w[1] == 0:
+            if w.fractals == 0:
                 return 1.0
-            return m.mad_head + w[1] * (m.f32_factor if w[2] == "f32" else 1)
+            return m.mad_head + w.fractals * (m.f32_factor if w.dtype == "f32" else 1)
         if kind == "move":
-            path, nbytes = w[1], w[2]
+            path, nbytes = w.path, w.nbytes
             bw = m.mover_bw[path]
             if "gm" in path:
                 if self.with_l2 and ev.hbm:
@@ -143,16 +143,16 @@ class Pricer:
                 return m.mover_head + nbytes / bw
             return m.onchip_head + nbytes / bw
         if kind == "vec":
-            _, name, reps, rblocks, wblocks, counter = w
+            name, reps = w.name, w.reps
             if reps == 0:
                 return 1.0
             slope = m.vec_slope.get(name)
             if slope is None:
                 raise InputError(f"machine model '{m.name}' has no vector slope for {name} ([vector] slope)")
-            bank = ub_bank_cycles(rblocks, wblocks, m)
+            bank = ub_bank_cycles(w.rblocks, w.wblocks, m)
             per = np.maximum(slope, bank) if bank.size else np.full(reps, slope)
             total = m.vec_head + float(per.sum())
-            return max(total, m.counter_floor) if counter else total
+            return max(total, m.counter_floor) if w.counter else total
         if kind == "scalar_ld":
             return 2.0
         return 1.0
@@ -311,7 +311,7 @@ def simulate(events_per_core, m: AscendModel, *, gm_bytes: int = 0, gm_unique: i
     streams = []
     for start, end, core, eid in order:
         ev = events_per_core[core][eid]
-        path, nbytes, span = ev.work[1], ev.work[2], ev.work[3]
+        path, nbytes, span = ev.work.path, ev.work.nbytes, ev.work.span
         miss, wb = l2.access(span[:2] if span is not None else (core, eid), nbytes, write=path.endswith("->gm"))
         ev.hbm = miss + wb
         ev.hbm_share = share
@@ -412,7 +412,7 @@ def _link(s: Slice, ev, set_slice, flows, xslice=None):
 
 def _is_gm_move(ev) -> bool:
     w = ev.work
-    return w is not None and w[0] == "move" and "gm" in w[1]
+    return w is not None and w.kind == "move" and "gm" in w.path
 
 
 def _moves_gm(events) -> bool:
@@ -421,4 +421,4 @@ def _moves_gm(events) -> bool:
 
 def gm_traffic(events_per_core) -> int:
     """Bytes all cores move between GM and on-chip buffers."""
-    return sum(ev.work[2] for events in events_per_core for ev in events if _is_gm_move(ev))
+    return sum(ev.work.nbytes for events in events_per_core for ev in events if _is_gm_move(ev))

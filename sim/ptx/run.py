@@ -201,18 +201,16 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
         if timing != "h200":
             raise InputError(f"unknown timing model {timing!r} (known: h200)")
         occ, regs = T.occupancy_of(module, fn.name, M)
+        # the sampled CTAs (any set of CTA ids) run together, batch_threads // threads per CTA at a time
         starts, sampled = T.plan(M.ncta, 132, max(1, occ.ctas_per_sm), sample)
-        if sampled and M.batch != 1:      # sampled CTAs run one per batch
-            M = LaunchState(module, fn, grid, block, bytes(params), offsets, gmem, global_symbols,
-                            dynamic_shared_bytes, batch_threads=M.tpc, listeners=listeners, max_steps=max_steps,
-                            check_uninitialized=check_uninitialized, check_races=check_races,
-                            memory_model=memory_model, seed=seed)
-        ws = WarpStreams(M.tpc // 32)
+        from sim.timing.vectorize import merged_loads
+
+        ws = WarpStreams(M.tpc // 32, merged_loads(M))
         M._set_listeners(list(listeners) + [ws])
         tinfo = (occ, regs, ws, starts, sampled)
     t1 = time.perf_counter()
     M.progress = progress
-    M.run(ctas, starts=starts)
+    M.run(ctas, only=starts)
     t2 = time.perf_counter()
 
     # copy buffers back in place

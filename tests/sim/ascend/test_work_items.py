@@ -1,0 +1,28 @@
+"""What the timing model prices is a named type (issue 15: positional work tuples)."""
+
+from __future__ import annotations
+
+import isa
+from sim.ascend.events import Mad, Move, ScalarLoad, Vec
+from sim.ascend.machine import load_machine
+from sim.ascend.run import run_module
+from sim.ascend.timing import gm_traffic
+
+
+def test_work_items_are_named():
+    res = run_module(isa.load("examples/ascend/vadd_f16.asm"), load_machine("davinci-a2"), cores=1, functional=False)
+    events = res.launch.events
+    works = [ev.work for evs in events for ev in evs if ev.work is not None]
+    assert {type(w) for w in works} <= {Mad, Move, Vec, ScalarLoad}
+    moves = [w for w in works if isinstance(w, Move)]
+    # tiles of 256 f16 (512 B): x and y in, z out
+    assert sorted({(w.path, w.nbytes) for w in moves}) == [("gm->ub", 512), ("ub->gm", 512)]
+    assert all(w.kind == "move" and w.span is not None for w in moves)
+    vec = [w for w in works if isinstance(w, Vec)]
+    assert vec and vec[0].kind == "vec" and vec[0].name.startswith("vadd")
+    # every element of x, y and z (3 x 4096 f16) crosses once
+    assert gm_traffic(events) == sum(w.nbytes for w in moves) == 3 * 4096 * 2
+
+
+def test_mad_work_counts_fractals():
+    assert Mad(8, "f16").kind == "mad" and Mad(8, "f16").fractals == 8
