@@ -173,9 +173,14 @@ def _guesses(dyn: dict) -> str:
 
 
 def render_json(reports: list[KernelReport], *, precision: dict | None = None) -> str:
+    return render_json_kernels([r.to_json() for r in reports], precision=precision)
+
+
+def render_json_kernels(kernels: list[dict], *, precision: dict | None = None) -> str:
+    """The JSON document of the kernels' ``to_json()`` sections (kept without their reports)."""
     doc = {"tool": "kernlens validate-kernel", "format": 1,
-           "ok": all(o.holds for r in reports for o in r.outcomes) and not (precision or {}).get("violations"),
-           "kernels": [r.to_json() for r in reports]}
+           "ok": all(o["result"] == "pass" for k in kernels for o in k.get("expectations", ())) and not (precision or {}).get("violations"),
+           "kernels": kernels}
     if precision is not None:
         doc["precision"] = precision
     return dumps(doc) + "\n"
@@ -189,34 +194,44 @@ def _location(path: str, line: int, kernel: str) -> dict:
 
 
 def render_sarif(reports: list[KernelReport], *, precision: dict | None = None) -> str:
+    return render_sarif_results([res for r in reports for res in sarif_results(r)], precision=precision)
+
+
+def sarif_results(r: KernelReport) -> list[dict]:
+    """The SARIF results of one kernel's report."""
     results = []
-    for r in reports:
-        for o in r.outcomes:
-            if o.holds:
-                continue
-            rule = "KL002" if o.expectation.text.startswith("--forbid") else "KL001"
-            lines = [r.instructions[k].span.line for k in (o.matches or o.nearest)] or [r.function.span.line]
+    for o in r.outcomes:
+        if o.holds:
+            continue
+        rule = "KL002" if o.expectation.text.startswith("--forbid") else "KL001"
+        lines = [r.instructions[k].span.line for k in (o.matches or o.nearest)] or [r.function.span.line]
+        results.append({
+            "ruleId": rule, "level": "error",
+            "message": {"text": o.message(r)},
+            "locations": [_location(r.path, lines[0], r.name)],
+            "relatedLocations": [{"id": n, **_location(r.path, ln, r.name)} for n, ln in enumerate(lines[1:5], 1)],
+            "properties": {"kernel": r.name, "expectation": str(o.expectation), "found": o.found},
+        })
+    spills = r.matching("SPILL")
+    if spills:
+        results.append({
+            "ruleId": "KL003", "level": "warning",
+            "message": {"text": f"kernel '{r.name}': {len(spills)} local-memory instructions (spills)"},
+            "locations": [_location(r.path, r.instructions[spills[0]].span.line, r.name)],
+        })
+    for li in r.loops:
+        if li.trips is None and r.estimate.counts.get(li.header, 0) > 0:
             results.append({
-                "ruleId": rule, "level": "error",
-                "message": {"text": o.message(r)},
-                "locations": [_location(r.path, lines[0], r.name)],
-                "relatedLocations": [{"id": n, **_location(r.path, ln, r.name)} for n, ln in enumerate(lines[1:5], 1)],
-                "properties": {"kernel": r.name, "expectation": str(o.expectation), "found": o.found},
+                "ruleId": "KL004", "level": "note",
+                "message": {"text": f"kernel '{r.name}': loop trip count unknown: {li.reason}"},
+                "locations": [_location(r.path, li.first_line, r.name)],
             })
-        spills = r.matching("SPILL")
-        if spills:
-            results.append({
-                "ruleId": "KL003", "level": "warning",
-                "message": {"text": f"kernel '{r.name}': {len(spills)} local-memory instructions (spills)"},
-                "locations": [_location(r.path, r.instructions[spills[0]].span.line, r.name)],
-            })
-        for li in r.loops:
-            if li.trips is None and r.estimate.counts.get(li.header, 0) > 0:
-                results.append({
-                    "ruleId": "KL004", "level": "note",
-                    "message": {"text": f"kernel '{r.name}': loop trip count unknown: {li.reason}"},
-                    "locations": [_location(r.path, li.first_line, r.name)],
-                })
+    return results
+
+
+def render_sarif_results(results: list[dict], *, precision: dict | None = None) -> str:
+    """The SARIF document of the kernels' results and the precision check's violations."""
+    results = list(results)
     for v in (precision or {}).get("violations", ()):
         results.append({"ruleId": "KL005", "level": "error", "message": {"text": v["message"]},
                         "locations": [_location(v["file"], v["line"], v.get("kernel", ""))]})
