@@ -13,7 +13,6 @@ KL005       a precision-mode rule is broken (``--precision-mode``)
 
 from __future__ import annotations
 
-import io
 import re
 from pathlib import Path
 
@@ -44,11 +43,9 @@ def _fmt(v) -> str:
 
 
 def render_text(reports: list[KernelReport], *, width: int | None = None, precision: dict | None = None) -> str:
-    buf = io.StringIO()
-    from rich.console import Console  # imported here: JSON and SARIF runs never load rich
-    from rich.table import Table
+    from .plaintext import Console, Table  # rich's output, without rich where it is not needed
 
-    console = Console(file=buf, width=width or 110, force_terminal=False, color_system=None, highlight=False)
+    console = Console(width=width or 110)
     for r in reports:
         data = r.to_json()
         dyn = data["dynamic"]
@@ -151,7 +148,7 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
         if not precision["violations"]:
             console.print(f"precision: complies with {precision['mode']} "
                           f"({precision['checked']} arithmetic instructions checked)", markup=False)
-    return buf.getvalue()
+    return console.getvalue()
 
 
 def _guesses(dyn: dict) -> str:
