@@ -162,7 +162,7 @@ class Async:
         if not targets:
             return
         M = self.M
-        ev = AsyncEvent(kind, op.op, op.pc, at_pc, M.steps, (M.cta_base + M.cta_local[lanes]).astype(np.int64),
+        ev = AsyncEvent(kind, op.op, op.pc, at_pc, M.steps, M.cta_linear[lanes].astype(np.int64),
                         M.local[lanes].astype(np.int64), int(nbytes), group)
         for l in targets:
             l.on_async(ev)

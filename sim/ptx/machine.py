@@ -222,7 +222,10 @@ class LaunchState:
         self.lane = (t & 31).astype(np.uint32)
         self.warp_in_cta = (local // WARP).astype(np.uint32)
         self.ctaid = [np.zeros(T, np.uint32) for _ in range(3)]
-        self.cta_linear = np.zeros(T, np.int64)
+        self.cta_linear = np.zeros(T, np.int64)          # launch CTA id of each batch thread
+        self.cta_ids = np.arange(self.batch, dtype=np.int64)  # launch CTA id of each batch slot (ascending)
+        self.batch_serial = 0                             # numbers the batches run (event-part caches)
+        self.batch_index = 0                              # the batch being run, for progress reports
         self.exited = np.zeros(T, bool)
 
         # state spaces
@@ -937,7 +940,7 @@ class LaunchState:
     def barrier_epoch(self, ctas: np.ndarray) -> None:
         """CTAs whose threads passed a barrier start a new race-check epoch (tags hold 8 bits)."""
         if self.order is not None:
-            self.order.barrier(self.cta_base + np.asarray(ctas, np.int64))
+            self.order.barrier(self.cta_ids[np.asarray(ctas, np.int64)])
         if self.tags is None:
             return
         e = self.epoch[ctas] + np.uint16(1)
@@ -1029,7 +1032,7 @@ class LaunchState:
             const = self._event_const[pc] = self._event_constants(pc)
         if len(lanes) == self.T:           # every thread of the batch, in order
             parts = self._full_parts
-            if parts is None or parts[0] != self.cta_base:
+            if parts is None or parts[0] != self.batch_serial:
                 parts = self._full_parts = self._full_event_parts()
             a2 = None if addresses is None else np.asarray(addresses, np.uint64).reshape(-1, WARP)
             seq = None
@@ -1055,13 +1058,13 @@ class LaunchState:
             seq = self.warp_seq[w]
             self.warp_seq[w] += 1
         return InstructionEvent(self.kernel, pc, const[0], const[1],
-                                (self.cta_base + (w * WARP) // self.tpc).astype(np.int64),
+                                self.cta_ids[(w * WARP) // self.tpc],
                                 ((w * WARP) % self.tpc // WARP).astype(np.int64), act, space, kind, width, a2,
                                 const[2], seq)
 
     def _batch_warps(self, ev) -> np.ndarray:
         """Index of each warp of ``ev`` within the batch (ascending, as events list them)."""
-        return (ev.ctas - self.cta_base) * (self.tpc // WARP) + ev.warps
+        return np.searchsorted(self.cta_ids, ev.ctas) * (self.tpc // WARP) + ev.warps
 
     def _emit_instruction(self, pc: int, lanes: np.ndarray) -> None:
         """The one event of an executed instruction (warps with a lane in the stack entry's mask):
@@ -1104,13 +1107,13 @@ class LaunchState:
         const = self._event_const[pc]
         if const is None:
             const = self._event_const[pc] = self._event_constants(pc)
-        key = (self.cta_base, w.tobytes())
+        key = (self.batch_serial, w.tobytes())
         parts = self._warp_parts.get(key)
         if parts is None:
             if len(self._warp_parts) >= 64:
                 self._warp_parts.clear()
             act = np.ones((len(w), WARP), bool)
-            ctas = (self.cta_base + (w * WARP) // self.tpc).astype(np.int64)
+            ctas = self.cta_ids[(w * WARP) // self.tpc]
             warps = ((w * WARP) % self.tpc // WARP).astype(np.int64)
             for a in (act, ctas, warps):
                 a.setflags(write=False)
@@ -1126,11 +1129,11 @@ class LaunchState:
         thread of the batch; read-only, shared by all such events of the batch."""
         w = np.arange(self.T // WARP)
         act = np.ones((len(w), WARP), bool)
-        ctas = (self.cta_base + (w * WARP) // self.tpc).astype(np.int64)
+        ctas = self.cta_ids[(w * WARP) // self.tpc]
         warps = ((w * WARP) % self.tpc // WARP).astype(np.int64)
         for a in (act, ctas, warps):
             a.setflags(write=False)
-        return self.cta_base, act, ctas, warps
+        return self.batch_serial, act, ctas, warps
 
     _opcode_lines = None
 
@@ -1150,32 +1153,48 @@ class LaunchState:
     # ------------------------------------------------------------------ running
     cta_end = None
 
-    def run(self, ctas: tuple[int, int] | None = None, starts=None) -> None:
+    def run(self, ctas: tuple[int, int] | None = None, only=None) -> None:
         """Run every CTA, or the linear CTA indices ``lo <= i < hi`` of ``ctas`` (``run_kernel(jobs=N)``
-        gives each process one such range), or only the batches starting at the linear CTA indices
-        ``starts`` (the timing model's samples; with a batch of one CTA, exactly those CTAs)."""
+        gives each process one such range), or only the linear CTA indices listed in ``only`` (the
+        timing model's samples), in ascending order, up to :attr:`batch` of them per batch: a batch
+        holds any set of CTAs (:attr:`cta_ids`), not only a contiguous range."""
         lo, hi = (0, self.ncta) if ctas is None else (max(0, int(ctas[0])), min(self.ncta, int(ctas[1])))
         self.cta_end = hi
         import time
 
+        if only is None:
+            groups = [np.arange(s, min(s + self.batch, hi), dtype=np.int64) for s in range(lo, hi, self.batch)]
+        else:
+            ids = np.unique(np.asarray(list(only), np.int64))
+            ids = ids[(ids >= lo) & (ids < hi)]
+            groups = [ids[i:i + self.batch] for i in range(0, len(ids), self.batch)]
+        self.batches = len(groups)
         self._t_next = time.perf_counter() + 2.0
         with np.errstate(all="ignore"):
-            for start in (range(lo, hi, self.batch) if starts is None else starts):
-                self._run_batch(start)
+            for i, g in enumerate(groups):
+                self.batch_index = i
+                self._run_batch(g)
                 if self.aborted:
                     break
 
     aborted = False
 
-    def _reset_batch(self, start: int) -> None:
-        self.cta_base = start
-        lin = start + self.cta_local
+    def _reset_batch(self, ids: np.ndarray) -> None:
+        """Start a batch for the launch CTAs ``ids`` (ascending, at most :attr:`batch`); slots past
+        them get ids from ``ncta`` on and start exited."""
+        n = len(ids)
+        self.cta_ids = np.concatenate([ids, self.ncta + np.arange(self.batch - n, dtype=np.int64)]) \
+            if n < self.batch else np.array(ids, np.int64)
+        self.cta_ids.setflags(write=False)
+        self.batch_serial += 1
+        self.cta_base = int(self.cta_ids[0])
+        lin = self.cta_ids[self.cta_local]
         self.cta_linear[:] = lin
         gx, gy, _ = self.grid
         self.ctaid[0][:] = lin % gx
         self.ctaid[1][:] = (lin // gx) % gy
         self.ctaid[2][:] = lin // (gx * gy)
-        self.exited[:] = self.padding | (lin >= (self.ncta if self.cta_end is None else self.cta_end))
+        self.exited[:] = self.padding | (lin >= self.ncta)
         for arr in self.regs.values():
             arr.fill(0)
         self.shared.reset()
@@ -1196,8 +1215,8 @@ class LaunchState:
         if self.asyncs is not None:
             self.asyncs.reset()
 
-    def _run_batch(self, start: int) -> None:
-        self._reset_batch(start)
+    def _run_batch(self, ids: np.ndarray) -> None:
+        self._reset_batch(ids)
         live = ~self.exited
         stack = [self.entry(0, -1, live)]
         prog = self.prog
@@ -1221,7 +1240,7 @@ class LaunchState:
         if now >= self._t_next:
             self._t_next = now + 2.0
             if self.progress is not None:
-                self.progress(self.steps, self.cta_base // self.batch + 1, self.batches)
+                self.progress(self.steps, self.batch_index + 1, self.batches)
 
     def _stop(self, stack, kind: str, why: str) -> None:
         """Stop the launch (a step limit or Ctrl-C): one problem per place where warps are,

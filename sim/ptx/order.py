@@ -111,7 +111,7 @@ class Order:
     def fence(self, pc: int, lanes: np.ndarray) -> None:
         o = self.sem[pc]
         M = self.M
-        ctas = np.unique(M.cta_base + M.cta_local[lanes])
+        ctas = np.unique(M.cta_linear[lanes])
         if o.beyond_cta:
             if o.release:
                 self.rel[ctas] += 1
@@ -133,7 +133,7 @@ class Order:
         """A global access (``load``, ``store`` or ``atomic``) of ``width`` bytes per lane."""
         M = self.M
         o = self.sem[pc]
-        ctas = (M.cta_base + M.cta_local[lanes]).astype(np.int64)
+        ctas = M.cta_linear[lanes].astype(np.int64)
         if o.strong and kind != "load" and o.release and o.beyond_cta:
             self.rel[np.unique(ctas)] += 1
         flat0 = (addr.astype(np.int64) - GLOBAL_BASE)
@@ -277,7 +277,7 @@ class Order:
     def observer(self, lanes: np.ndarray) -> np.ndarray:
         """Observer (launch-wide warp index) of each lane."""
         M = self.M
-        return ((M.cta_base + M.cta_local[lanes]) * M.warps_per_cta + M.warp_in_cta[lanes]).astype(np.int64)
+        return (M.cta_linear[lanes] * M.warps_per_cta + M.warp_in_cta[lanes]).astype(np.int64)
 
     def _delay(self, eid: int, obs: np.ndarray) -> np.ndarray:
         x = (np.uint64(self.seed) * np.uint64(0x9E3779B97F4A7C15) ^ np.uint64(eid) * np.uint64(0xBF58476D1CE4E5B9)
@@ -308,7 +308,7 @@ class Order:
         obs = self.observer(lanes)
         w = old.shape[1]
         now = M.steps
-        ctas = (M.cta_base + M.cta_local[lanes]).tolist()
+        ctas = M.cta_linear[lanes].tolist()
         for k, f in enumerate(flat.tolist()):
             self.log.append((f, f + w, old[k].copy(), int(obs[k]), ctas[k], now, self.entries))
             self.vis_all.append(1 << 62)

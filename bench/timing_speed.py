@@ -1,0 +1,112 @@
+"""How long the H200 timing model takes to predict the corpus's public launches (measured here).
+
+    PYTHONPATH=. python bench/timing_speed.py                     # every perf and small launch
+    PYTHONPATH=. python bench/timing_speed.py hgemm_cp_async_double_buffer --perf
+    PYTHONPATH=. python bench/timing_speed.py --small --profile prof.txt
+
+Per launch: the whole ``timing="h200"`` run (functional simulation of the CTAs the model needs +
+the SM replay), as wall seconds and as this process's CPU seconds (``time.process_time``: the
+figure that counts "on one core" when the machine is shared), the part spent in the replay
+(``predict_seconds`` minus the functional run is ``model_seconds``), the CTAs simulated, and the
+predicted cycles (modelled). Targets (issue 10): a 2048^3 perf launch <= 30 s, small launches <= 2 s.
+Times are measured on this machine: they vary with its load; CPU seconds vary less.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus"
+TARGET = {"launch": 2.0, "perf_launch": 30.0}
+
+
+def time_one(entry, which, *, profile=None):
+    import isa
+    from sim import launch as L
+
+    ent = dict(entry)
+    ent["launch"] = entry[which]
+    spec = L.spec_from_entry(ent, source=str(CORPUS / "manifest.json"), base=CORPUS)
+    ptx = entry["ptx"].get("sm_90") or next(iter(entry["ptx"].values()))
+    module = isa.load(str(CORPUS / ptx))
+    seed = L.entry_seed(entry["name"], which == "perf_launch")
+    prof = None
+    if profile:
+        import cProfile
+
+        prof = cProfile.Profile()
+        prof.enable()
+    w0, c0 = time.perf_counter(), time.process_time()
+    ex = L.execute(module, spec, entry["entry"], timing="h200", seed=seed)
+    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    if prof is not None:
+        prof.disable()
+    return ex.timing, wall, cpu, prof
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("kernels", nargs="*")
+    ap.add_argument("--small", action="store_true", help="only the small launches")
+    ap.add_argument("--perf", action="store_true", help="only the perf launches")
+    ap.add_argument("--json", help="write the rows as JSON")
+    ap.add_argument("--profile", help="write a cProfile summary (cumulative, top 60) of all launches run")
+    a = ap.parse_args(argv)
+    if not (CORPUS / "manifest.json").exists():
+        print(f"no corpus at {CORPUS}", file=sys.stderr)
+        return 2
+    man = json.loads((CORPUS / "manifest.json").read_text())
+    whiches = ("launch",) if a.small else ("perf_launch",) if a.perf else ("launch", "perf_launch")
+    rows, profs = [], []
+    print(f"{'kernel':30s} {'launch':6s} {'ctas':>6s} {'simulated':>9s} {'wall s':>7s} {'cpu s':>7s} "
+          f"{'replay s':>8s} {'predicted cycles':>16s}  target")
+    for e in man["entries"]:
+        if a.kernels and e["name"] not in a.kernels:
+            continue
+        for which in whiches:
+            if which not in e:
+                continue
+            try:
+                tm, wall, cpu, prof = time_one(e, which, profile=a.profile)
+            except Exception as exc:  # noqa: BLE001 - a bench reports and goes on
+                print(f"{e['name']:30s} {which[:6]:6s} failed: {type(exc).__name__}: {exc}")
+                continue
+            if prof is not None:
+                profs.append(prof)
+            ok = cpu <= TARGET[which]
+            rows.append({"kernel": e["name"], "which": which, "ctas": tm["ctas"], "simulated": tm["simulated_ctas"],
+                         "wall_seconds": wall, "cpu_seconds": cpu, "replay_seconds": tm["model_seconds"],
+                         "predicted_cycles": tm["cycles"], "target_seconds": TARGET[which], "within": ok})
+            print(f"{e['name'][:30]:30s} {which[:6]:6s} {tm['ctas']:6d} {tm['simulated_ctas']:9d} {wall:7.2f} "
+                  f"{cpu:7.2f} {tm['model_seconds']:8.2f} {tm['cycles']:16.0f}  "
+                  f"{'ok' if ok else 'OVER'} (<= {TARGET[which]:.0f} s)", flush=True)
+    for which in whiches:
+        rs = [r for r in rows if r["which"] == which]
+        if rs:
+            worst = max(rs, key=lambda r: r["cpu_seconds"])
+            print(f"{which:11s} n={len(rs):2d}  cpu max {worst['cpu_seconds']:.2f} s ({worst['kernel']}), "
+                  f"total {sum(r['cpu_seconds'] for r in rs):.1f} s; within {TARGET[which]:.0f} s: "
+                  f"{sum(r['within'] for r in rs)}/{len(rs)} (measured on this machine)")
+    if a.profile and profs:
+        import io
+        import pstats
+
+        buf = io.StringIO()
+        st = pstats.Stats(profs[0], stream=buf)
+        for p in profs[1:]:
+            st.add(p)
+        st.sort_stats("cumulative").print_stats(60)
+        st.sort_stats("tottime").print_stats(40)
+        Path(a.profile).write_text(buf.getvalue())
+    if a.json:
+        Path(a.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
