@@ -149,6 +149,8 @@ class Console:
                 if n != 2 or t.columns[1][1] != "left" or full[1] - full[0] < excess:
                     return False
                 widths[1] -= excess
+                if any(len(word) > widths[1] for _, value in t.rows for word in value.split()):
+                    return False             # rich crops such a word with an ellipsis in a cell
                 for label, value in t.rows:
                     lines = _wrap(value, widths[1]) if len(value) > widths[1] else [value]
                     for k, line in enumerate(lines):
