@@ -113,23 +113,9 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
         console.print(classes)
         if not dyn["exact"]:
             console.print("≈: an estimate (see 'estimate rests on'); numbers without it are exact", markup=False)
-        ops = Table(title="opcodes", title_justify="left")
-        ops.add_column("opcode")
-        ops.add_column("static", justify="right")
-        for name, n in sorted(data["opcodes"].items(), key=lambda t: (-t[1], t[0]))[:25]:
-            ops.add_row(name, str(n))
-        if len(data["opcodes"]) > 25:
-            ops.add_row(f"... {len(data['opcodes']) - 25} more", "")
-        console.print(ops)
+        console.print(_opcode_table("opcodes", data["opcodes"]))
         if with_sass:
-            sops = Table(title="SASS opcodes", title_justify="left")
-            sops.add_column("opcode")
-            sops.add_column("static", justify="right")
-            for name, n in sorted(sass["opcodes"].items(), key=lambda t: (-t[1], t[0]))[:25]:
-                sops.add_row(name, str(n))
-            if len(sass["opcodes"]) > 25:
-                sops.add_row(f"... {len(sass['opcodes']) - 25} more", "")
-            console.print(sops)
+            console.print(_opcode_table("SASS opcodes", sass["opcodes"]))
         elif sass:
             console.print(f"note: SASS: {sass['note']}", markup=False)
         if r.outcomes:
@@ -152,6 +138,20 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
             console.print(f"precision: complies with {precision['mode']} "
                           f"({precision['checked']} arithmetic instructions checked)", markup=False)
     return buf.getvalue()
+
+
+def _opcode_table(title: str, opcodes: dict[str, int], shown: int = 25):
+    """The ``shown`` most frequent opcodes (static counts; ties by name) and how many more there are."""
+    from rich.table import Table
+
+    t = Table(title=title, title_justify="left")
+    t.add_column("opcode")
+    t.add_column("static", justify="right")
+    for name, n in sorted(opcodes.items(), key=lambda kv: (-kv[1], kv[0]))[:shown]:
+        t.add_row(name, str(n))
+    if len(opcodes) > shown:
+        t.add_row(f"... {len(opcodes) - shown} more", "")
+    return t
 
 
 def _guesses(dyn: dict) -> str:
@@ -195,13 +195,22 @@ def render_sarif(reports: list[KernelReport], *, precision: dict | None = None) 
             if o.holds:
                 continue
             rule = "KL002" if o.expectation.text.startswith("--forbid") else "KL001"
-            lines = [r.instructions[k].span.line for k in (o.matches or o.nearest)] or [r.function.span.line]
+            shown = (o.matches or o.nearest)[:5]
+            # sass: outcomes point at the PTX lines their SASS instructions came from (-lineinfo)
+            lines = [ln for ln in r._expectation_lines(o, shown) if ln > 0] or [r.function.span.line]
+            related = []
+            for n, k in enumerate(shown[1:], 1):                # the first is the result's own location
+                ln = r._expectation_lines(o, [k])[0]
+                text = r.sass.where(k) if o.level == "sass" else r.where(k)
+                related.append({"id": n, **_location(r.path, ln or r.function.span.line, r.name),
+                                "message": {"text": text}})
             results.append({
                 "ruleId": rule, "level": "error",
                 "message": {"text": o.message(r)},
                 "locations": [_location(r.path, lines[0], r.name)],
-                "relatedLocations": [{"id": n, **_location(r.path, ln, r.name)} for n, ln in enumerate(lines[1:5], 1)],
-                "properties": {"kernel": r.name, "expectation": str(o.expectation), "found": o.found},
+                "relatedLocations": related,
+                "properties": {"kernel": r.name, "expectation": str(o.expectation), "found": o.found,
+                               "level": o.level, "instructions": "nearest" if not o.matches else "matching"},
             })
         spills = r.matching("SPILL")
         if spills:
