@@ -113,23 +113,9 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
         console.print(classes)
         if not dyn["exact"]:
             console.print("≈: an estimate (see 'estimate rests on'); numbers without it are exact", markup=False)
-        ops = Table(title="opcodes", title_justify="left")
-        ops.add_column("opcode")
-        ops.add_column("static", justify="right")
-        for name, n in sorted(data["opcodes"].items(), key=lambda t: (-t[1], t[0]))[:25]:
-            ops.add_row(name, str(n))
-        if len(data["opcodes"]) > 25:
-            ops.add_row(f"... {len(data['opcodes']) - 25} more", "")
-        console.print(ops)
+        console.print(_opcode_table("opcodes", data["opcodes"]))
         if with_sass:
-            sops = Table(title="SASS opcodes", title_justify="left")
-            sops.add_column("opcode")
-            sops.add_column("static", justify="right")
-            for name, n in sorted(sass["opcodes"].items(), key=lambda t: (-t[1], t[0]))[:25]:
-                sops.add_row(name, str(n))
-            if len(sass["opcodes"]) > 25:
-                sops.add_row(f"... {len(sass['opcodes']) - 25} more", "")
-            console.print(sops)
+            console.print(_opcode_table("SASS opcodes", sass["opcodes"]))
         elif sass:
             console.print(f"note: SASS: {sass['note']}", markup=False)
         if r.outcomes:
@@ -152,6 +138,20 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
             console.print(f"precision: complies with {precision['mode']} "
                           f"({precision['checked']} arithmetic instructions checked)", markup=False)
     return buf.getvalue()
+
+
+def _opcode_table(title: str, opcodes: dict[str, int], shown: int = 25):
+    """The ``shown`` most frequent opcodes (static counts; ties by name) and how many more there are."""
+    from rich.table import Table
+
+    t = Table(title=title, title_justify="left")
+    t.add_column("opcode")
+    t.add_column("static", justify="right")
+    for name, n in sorted(opcodes.items(), key=lambda kv: (-kv[1], kv[0]))[:shown]:
+        t.add_row(name, str(n))
+    if len(opcodes) > shown:
+        t.add_row(f"... {len(opcodes) - shown} more", "")
+    return t
 
 
 def _guesses(dyn: dict) -> str:
