@@ -7,14 +7,14 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from isa.errors import InputError
+from sim import machines
 
-MACHINES = Path(__file__).resolve().parent.parent / "sim" / "machines"
+MACHINES = machines.MACHINES
 
 
 @dataclass(frozen=True)
@@ -44,19 +44,12 @@ def _v(node: dict, key: str):
 
 def machine_path(name_or_path: str) -> Path:
     """``sim/machines/NAME.toml``, or the given ``.toml`` path; ``InputError`` when it does not exist."""
-    path = Path(name_or_path)
-    if not path.suffix:
-        path = MACHINES / f"{name_or_path}.toml"
-    if not path.is_file():
-        names = ", ".join(sorted(p.stem for p in MACHINES.glob("*.toml")))
-        raise InputError(f"no machine model '{name_or_path}' (known: {names})")
-    return path
+    return machines.path_of(name_or_path)
 
 
 @lru_cache(maxsize=8)
 def load_machine(name_or_path: str = "h200") -> RooflineModel:
-    path = machine_path(name_or_path)
-    data = tomllib.loads(path.read_text())
+    path, data = machines.load(name_or_path)
     try:
         peaks = {k: float(_v(data["peak_per_sm_clk"], k)) for k in data["peak_per_sm_clk"]}
         sources = {f"peak_per_sm_clk.{k}": v["source"] for k, v in data["peak_per_sm_clk"].items()}

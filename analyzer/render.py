@@ -195,13 +195,22 @@ def render_sarif(reports: list[KernelReport], *, precision: dict | None = None) 
             if o.holds:
                 continue
             rule = "KL002" if o.expectation.text.startswith("--forbid") else "KL001"
-            lines = [r.instructions[k].span.line for k in (o.matches or o.nearest)] or [r.function.span.line]
+            shown = (o.matches or o.nearest)[:5]
+            # sass: outcomes point at the PTX lines their SASS instructions came from (-lineinfo)
+            lines = [ln for ln in r._expectation_lines(o, shown) if ln > 0] or [r.function.span.line]
+            related = []
+            for n, k in enumerate(shown[1:], 1):                # the first is the result's own location
+                ln = r._expectation_lines(o, [k])[0]
+                text = r.sass.where(k) if o.level == "sass" else r.where(k)
+                related.append({"id": n, **_location(r.path, ln or r.function.span.line, r.name),
+                                "message": {"text": text}})
             results.append({
                 "ruleId": rule, "level": "error",
                 "message": {"text": o.message(r)},
                 "locations": [_location(r.path, lines[0], r.name)],
-                "relatedLocations": [{"id": n, **_location(r.path, ln, r.name)} for n, ln in enumerate(lines[1:5], 1)],
-                "properties": {"kernel": r.name, "expectation": str(o.expectation), "found": o.found},
+                "relatedLocations": related,
+                "properties": {"kernel": r.name, "expectation": str(o.expectation), "found": o.found,
+                               "level": o.level, "instructions": "nearest" if not o.matches else "matching"},
             })
         spills = r.matching("SPILL")
         if spills:

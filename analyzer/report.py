@@ -13,6 +13,7 @@ Works on any ISA the front ends read: instruction facts come through
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -138,14 +139,7 @@ class KernelReport:
         """Instructions closest to what a failed expectation asked for."""
         ins = self.instructions
         if is_class_name(name):
-            related = _RELATED.get(name, ())
-            for cls in related:
-                hits = [k for k, info in enumerate(self.infos) if cls in info.classes]
-                if hits:
-                    return hits[:limit]
-            prefix = name.split("_")[0]
-            hits = [k for k, info in enumerate(self.infos) if any(c.startswith(prefix) for c in info.classes)]
-            return hits[:limit]
+            return nearest_by_class(name, self.infos, limit)
         pat = compile_pattern(name, self.module.isa)
         scored = sorted(((pat.similarity(i, self.module.isa), k) for k, i in enumerate(ins)), key=lambda t: (-t[0], t[1]))
         return [k for s, k in scored[:limit] if s >= 1.0]
@@ -370,7 +364,9 @@ class KernelReport:
                 k = self._sass_or_raise(e.name)
                 _check_sass_name(e.name[5:])
                 matches = k.matching(e.name[5:])
-                out.append(Outcome(e, len(matches), e.holds(len(matches)), matches, [], "sass"))
+                holds = e.holds(len(matches))
+                nearest = [] if holds or matches else sass_nearest(k, e.name[5:])
+                out.append(Outcome(e, len(matches), holds, matches, nearest, "sass"))
                 continue
             if e.is_class:
                 _check_class_name(e.name, self.module.isa)
@@ -389,11 +385,21 @@ class KernelReport:
             return {"available": False, "note": self.sass_note}
         return None
 
-    def _expectation_lines(self, o: Outcome) -> list[int]:
+    def _expectation_lines(self, o: Outcome, which: list[int] | None = None) -> list[int]:
+        """Source lines of an outcome's instructions (``which``: its matches by default); for
+        ``sass:`` outcomes the PTX line each SASS instruction came from (0 where none is known)."""
+        which = o.matches if which is None else which
         if o.level == "sass":
             ins = self.sass.instructions
-            return [ins[k].loc.line if ins[k].loc is not None else 0 for k in o.matches][:50]
-        return [self.instructions[k].span.line for k in o.matches][:50]
+            return [ins[k].loc.line if ins[k].loc is not None and ins[k].loc.file == 0 else 0 for k in which][:50]
+        return [self.instructions[k].span.line for k in which][:50]
+
+    def _nearest_json(self, o: Outcome) -> list[dict]:
+        if o.level == "sass":
+            return [{"line": line, "instruction": self.sass.instructions[k].full_opcode, "sass_index": k,
+                     "text": self.sass.where(k)} for k, line in zip(o.nearest, self._expectation_lines(o, o.nearest))]
+        return [{"line": self.instructions[k].span.line, "instruction": self.instructions[k].full_opcode}
+                for k in o.nearest]
 
     def to_json(self) -> dict:
         dyn = self.dynamic()
@@ -423,8 +429,7 @@ class KernelReport:
                 {"expectation": str(o.expectation), "name": o.expectation.name, "op": o.expectation.op,
                  "count": o.expectation.count, "found": o.found, "result": "pass" if o.holds else "fail",
                  "level": o.level, "lines": self._expectation_lines(o),
-                 "nearest": [{"line": self.instructions[k].span.line, "instruction": self.instructions[k].full_opcode}
-                             for k in o.nearest]}
+                 "nearest": self._nearest_json(o)}
                 for o in self.outcomes],
         }
         sass = self.sass_json()
@@ -445,7 +450,36 @@ _RELATED = {
     "SHUFFLE": ("LOAD_SHARED", "STORE_SHARED", "BARRIER"),
     "ATOMIC": ("REDUCTION", "STORE_GLOBAL"),
     "REDUCTION": ("ATOMIC", "STORE_GLOBAL"),
+    # SASS's tensor-core classes (isa.sass.semantics)
+    "HGMMA": ("HMMA", "TENSOR_CORE", "FP16_FMA", "FP32_FMA"),
+    "HMMA": ("HGMMA", "TENSOR_CORE", "FP16_FMA", "FP32_FMA"),
+    "QGMMA": ("HGMMA", "HMMA", "TENSOR_CORE"),
+    "IGMMA": ("IMMA", "TENSOR_CORE", "INT8_DP4A"),
+    "IMMA": ("IGMMA", "TENSOR_CORE", "INT8_DP4A"),
+    "DMMA": ("TENSOR_CORE", "FP64_FMA"),
 }
+
+
+def nearest_by_class(name: str, infos: list[OpInfo], limit: int = 3) -> list[int]:
+    """Indices of the instructions (described by ``infos``) nearest to a class none of them has:
+    the class without its width (``LOAD_SHARED_128`` -> ``LOAD_SHARED``), then the related classes
+    (:data:`_RELATED`), then any class of the same family (``LOAD_*``). PTX and SASS alike."""
+    base = re.sub(r"_\d+$", "", name)
+    for cls in ((base,) if base != name else ()) + _RELATED.get(base, ()):
+        hits = [k for k, info in enumerate(infos) if cls in info.classes]
+        if hits:
+            return hits[:limit]
+    prefix = name.split("_")[0]
+    return [k for k, info in enumerate(infos) if any(c.startswith(prefix) for c in info.classes)][:limit]
+
+
+def sass_nearest(kernel, name: str, limit: int = 3) -> list[int]:
+    """The SASS instructions of ``kernel`` (:class:`isa.sass.SassKernel`) nearest to ``sass:NAME``."""
+    from isa.sass.semantics import CLASSES
+
+    if name in CLASSES:
+        return nearest_by_class(name, kernel.infos, limit)
+    return kernel.similar(name, limit)
 
 
 def _check_class_name(name: str, isa: str) -> None:

@@ -30,6 +30,7 @@ import ml_dtypes
 import numpy as np
 
 from isa.errors import InputError
+from sim.numerics.codec import ulp_distance
 
 #: default (rtol, atol) per output format
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
@@ -101,30 +102,6 @@ def decode_values(arr, dtype: str | None = None) -> tuple[np.ndarray, str]:
     if a.dtype.kind == "f":
         return a.astype(np.float64), name
     return a.astype(np.int64), name
-
-
-def _ordinals(values: np.ndarray, name: str) -> np.ndarray:
-    """Ordinals of ``values`` rounded to nearest into ``name`` (consecutive codes differ by 1)."""
-    from sim.numerics.codec import encode, ordinal
-    from sim.numerics.formats import get_format
-    f = get_format(name)
-    sat = True if getattr(f, "specials", "") == "fn" else None
-    with np.errstate(all="ignore"):
-        bits = encode(values, f, "rn", saturate=sat)
-    return np.asarray(ordinal(bits, f), dtype=np.int64)
-
-
-def ulp_distance(got, ref, dtype: str) -> np.ndarray:
-    """Steps of ``dtype`` between ``got`` and ``ref`` (both rounded to nearest into ``dtype``);
-    -1 where either is NaN.  Integers: the absolute difference."""
-    name = _fmt_name(dtype)
-    g = np.asarray(got, dtype=np.float64)
-    r = np.asarray(ref, dtype=np.float64)
-    if not is_float_format(name):
-        with np.errstate(invalid="ignore"):
-            return np.abs(np.rint(g) - np.rint(r)).astype(np.int64)
-    d = np.abs(_ordinals(g, name) - _ordinals(r, name))
-    return np.where(np.isnan(g) | np.isnan(r), -1, d)
 
 
 def bit_exact(a, b, dtype: str | None = None) -> np.ndarray:

@@ -28,6 +28,8 @@ import numpy as np
 
 from isa.errors import InputError, Span
 
+from sim.numerics import codec
+
 #: how a buffer is stored in device memory
 DEVICE_NP = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16, "e4m3": np.uint8,
              "s8": np.int8, "u8": np.uint8, "s32": np.int32, "u32": np.uint32,
@@ -42,73 +44,33 @@ INIT_KINDS = ("randn", "uniform", "zeros", "full", "randint", "logrand")
 
 
 # ----------------------------------------------------------------------------------------------
-# encodings (the same arithmetic as the corpus's reference.py)
+# encodings: sim.numerics.codec (the corpus's reference.py does the same arithmetic; its e4m3
+# encoder differs only for NaN, which it saturates to 416; -0 is stored as +0 as it does)
 # ----------------------------------------------------------------------------------------------
 
-def f32_to_bf16_bits(x) -> np.ndarray:
-    """float32 -> bf16 bit pattern, round to nearest even, NaN kept quiet."""
-    x = np.ascontiguousarray(x, dtype=np.float32)
-    u = x.view(np.uint32).astype(np.uint64)
-    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
-    rounded = np.where(np.isnan(x), (u >> 16) | 0x40, rounded)
-    return rounded.astype(np.uint16)
-
-
-def bf16_bits_to_f32(b) -> np.ndarray:
-    b = np.ascontiguousarray(b, dtype=np.uint16)
-    return (b.astype(np.uint32) << 16).view(np.float32)
-
-
 def round_bf16(x) -> np.ndarray:
-    """Round (through float32) to bf16; float32 values that bf16 holds exactly."""
-    return bf16_bits_to_f32(f32_to_bf16_bits(np.asarray(x, dtype=np.float64).astype(np.float32)))
-
-
-def _e4m3_table() -> np.ndarray:
-    c = np.arange(256)
-    s, e, m = c >> 7, (c >> 3) & 15, c & 7
-    v = np.where(e == 0, (m / 8.0) * 2.0 ** -6, (1.0 + m / 8.0) * 2.0 ** (e - 7.0))
-    v = np.where((e == 15) & (m == 7), np.nan, v)
-    return np.where(s == 1, -v, v)
-
-
-E4M3_VALUES = _e4m3_table()
-_E4M3_POS = E4M3_VALUES[:127]          # codes 0..126: 0 .. 448, increasing
-
-
-def f64_to_e4m3_bits(x) -> np.ndarray:
-    """Round to the nearest e4m3 value (ties to the even code), saturating at +-448."""
-    x = np.asarray(x, dtype=np.float64)
-    a = np.minimum(np.abs(x), 448.0)
-    hi = np.clip(np.searchsorted(_E4M3_POS, a), 0, 126)
-    lo = np.clip(hi - 1, 0, 126)
-    dlo = a - _E4M3_POS[lo]
-    dhi = _E4M3_POS[hi] - a
-    code = np.where((dhi < dlo) | ((dhi == dlo) & (hi % 2 == 0)), hi, lo).astype(np.uint8)
-    return np.where((x < 0) & (code != 0), code | 0x80, code).astype(np.uint8)
-
-
-def e4m3_bits_to_f32(b) -> np.ndarray:
-    return E4M3_VALUES[np.asarray(b, dtype=np.uint8)].astype(np.float32)
+    """Round (through float32, as the corpus's inputs were) to bf16; float32 values that bf16
+    holds exactly."""
+    bits = codec.encode(np.asarray(x, dtype=np.float64).astype(np.float32), "bf16")
+    return codec.decode(bits, "bf16").astype(np.float32)
 
 
 def encode(values, dtype: str) -> np.ndarray:
     """Decoded values -> device storage (bf16 bits as uint16, e4m3 codes as uint8)."""
     _check_dtype(dtype, DEVICE_NP)
     if dtype == "bf16":
-        return f32_to_bf16_bits(values)
+        return codec.encode(np.ascontiguousarray(values, dtype=np.float32), "bf16")
     if dtype == "e4m3":
-        return f64_to_e4m3_bits(values)
+        bits = codec.encode(np.asarray(values, dtype=np.float64), "e4m3", "rn", saturate=True)
+        return np.where(bits == 0x80, np.uint8(0), bits)   # -0 stored as +0, as the corpus's inputs were
     return np.ascontiguousarray(values, dtype=DEVICE_NP[dtype])
 
 
 def decode(raw, dtype: str) -> np.ndarray:
     """Device storage -> decoded values."""
     _check_dtype(dtype, DEVICE_NP)
-    if dtype == "bf16":
-        return bf16_bits_to_f32(raw)
-    if dtype == "e4m3":
-        return e4m3_bits_to_f32(raw)
+    if dtype in ("bf16", "e4m3"):
+        return codec.decode(np.asarray(raw, dtype=DEVICE_NP[dtype]), dtype).astype(np.float32)
     return np.asarray(raw, dtype=DEVICE_NP[dtype])
 
 
@@ -168,7 +130,40 @@ class ScalarArg:
         return SCALAR_NP[self.dtype](v)
 
 
-Arg = BufferArg | ScalarArg
+@dataclass(frozen=True)
+class TensorMapArg:
+    """A ``CUtensorMap`` argument (``.param .align 64 .b8 p[128]``) over buffer ``of``, described by the
+    fields of ``cuTensorMapEncodeTiled`` (:mod:`sim.ptx.tensormap`)::
+
+        {"tensor_map": "a_desc", "of": "A", "box": [32, 64], "swizzle": "64B"}
+
+    ``dims`` default to the buffer's shape reversed (dimension 0 is the contiguous one, as CUDA
+    orders them), ``dtype`` to the buffer's, ``strides`` (bytes, dimensions 1..rank-1) to a dense
+    tensor, ``element_strides`` to ones, ``interleave``/``swizzle`` to ``none``, ``oob_fill`` to
+    ``zero`` (or ``nan``). ``of`` names a buffer argument or one of the launch's ``buffers`` (buffers
+    no parameter points to, as with Triton's host TensorDescriptors)."""
+
+    name: str
+    of: str
+    box: tuple[int, ...]
+    dims: tuple[int, ...] | None = None
+    dtype: str | None = None
+    strides: tuple[int, ...] | None = None
+    element_strides: tuple[int, ...] | None = None
+    interleave: str = "none"
+    swizzle: str = "none"
+    oob_fill: str = "zero"
+
+    def tensor_map(self, buf: "BufferArg"):
+        from sim.ptx.tensormap import TensorMap
+
+        return TensorMap.tiled(self.dtype or buf.dtype, self.dims or tuple(reversed(buf.shape)), self.box,
+                               strides=self.strides, element_strides=self.element_strides,
+                               interleave=self.interleave, swizzle=self.swizzle, oob_fill=self.oob_fill,
+                               where=f"tensor map {self.name}")
+
+
+Arg = BufferArg | ScalarArg | TensorMapArg
 
 
 @dataclass(frozen=True)
@@ -193,10 +188,11 @@ class LaunchSpec:
     rtol: float | None = None
     atol: float | None = None
     per_output: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    extra: tuple[BufferArg, ...] = ()       # the spec's "buffers": no parameter points to them (tensor maps do)
 
     @property
     def buffers(self) -> tuple[BufferArg, ...]:
-        return tuple(a for a in self.args if isinstance(a, BufferArg))
+        return tuple(a for a in self.args if isinstance(a, BufferArg)) + tuple(self.extra)
 
     @property
     def outputs(self) -> tuple[BufferArg, ...]:
@@ -300,10 +296,29 @@ def parse_launch(obj: Mapping, *, source: str = "<launch>", text: str | None = N
                          _locate(text, source, '"dynamic_shared_bytes"'))
     args = []
     seen = set()
-    for i, a in enumerate(obj["args"]):
+    extra = []
+    items = list(obj["args"]) + list(obj.get("buffers") or [])
+    nargs = len(obj["args"])
+    for i, a in enumerate(items):
         if not isinstance(a, Mapping):
             raise InputError(f"argument {i} is not an object", Span(source))
-        if "buffer" in a:
+        if i >= nargs and "buffer" not in a:
+            raise InputError(f"'buffers' entry {i - nargs} is not a buffer", Span(source))
+        if "tensor_map" in a:
+            nm = str(a["tensor_map"])
+            span = _locate(text, source, f'"{nm}"')
+            known = ("tensor_map", "of", "box", "dims", "dtype", "strides", "element_strides", "interleave",
+                     "swizzle", "oob_fill")
+            bad = sorted(set(a) - set(known))
+            if bad:
+                raise InputError(f"tensor map {nm}: unknown field(s) {', '.join(bad)}", span, expected=list(known))
+            if "of" not in a or "box" not in a:
+                raise InputError(f"tensor map {nm} needs 'of' (its buffer) and 'box'", span)
+            tup = lambda k: None if a.get(k) is None else tuple(int(x) for x in a[k])
+            arg = TensorMapArg(nm, str(a["of"]), tup("box"), tup("dims"), a.get("dtype"), tup("strides"),
+                               tup("element_strides"), a.get("interleave", "none"), a.get("swizzle", "none"),
+                               a.get("oob_fill", "zero"))
+        elif "buffer" in a:
             nm = str(a["buffer"])
             span = _locate(text, source, f'"{nm}"')
             _check_dtype(a.get("dtype"), DEVICE_NP, span)
@@ -332,10 +347,17 @@ def parse_launch(obj: Mapping, *, source: str = "<launch>", text: str | None = N
         if arg.name in seen:
             raise InputError(f"argument name {arg.name!r} is used twice", Span(source))
         seen.add(arg.name)
-        args.append(arg)
+        (args if i < nargs else extra).append(arg)
+    bufs = {b.name: b for b in args + extra if isinstance(b, BufferArg)}
+    for t in args:
+        if isinstance(t, TensorMapArg):
+            if t.of not in bufs:
+                raise InputError(f"tensor map {t.name}: no buffer {t.of!r} (an argument or one of 'buffers')",
+                                 _locate(text, source, f'"{t.name}"'), expected=sorted(bufs))
+            t.tensor_map(bufs[t.of])          # checks the fields against the buffer now
     return LaunchSpec(grid=grid, block=block, args=tuple(args), dynamic_shared_bytes=dyn,
                       name=name or obj.get("name"), seed=obj.get("seed"), source=source,
-                      kernel=obj.get("kernel"))
+                      kernel=obj.get("kernel"), extra=tuple(extra))
 
 
 def load_launch(ref: str | Path, kernel: str | None = None) -> LaunchSpec:
@@ -385,7 +407,7 @@ def spec_from_entry(entry: Mapping, *, source: str = "<manifest>", text: str | N
     return LaunchSpec(grid=spec.grid, block=spec.block, args=spec.args,
                       dynamic_shared_bytes=spec.dynamic_shared_bytes, name=spec.name,
                       seed=spec.seed, source=source, kernel=entry.get("entry"), reference=ref, rtol=tol.get("rtol"),
-                      atol=tol.get("atol"), per_output=dict(per))
+                      atol=tol.get("atol"), per_output=dict(per), extra=spec.extra)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -425,7 +447,7 @@ def round_to_dtype(x, dtype: str) -> np.ndarray:
     if dtype == "bf16":
         return round_bf16(x)
     if dtype == "e4m3":
-        return e4m3_bits_to_f32(f64_to_e4m3_bits(x))
+        return decode(encode(x, "e4m3"), "e4m3")
     raise InputError(f"unknown dtype {dtype!r}", expected=sorted(DEVICE_NP))
 
 
@@ -433,7 +455,9 @@ def build_inputs(spec: LaunchSpec, seed: int | None = None) -> dict:
     """name -> decoded array or numpy scalar, in argument order (``reference.build_inputs``)."""
     rng = np.random.default_rng(spec.seed_for() if seed is None else seed)
     out = {}
-    for a in spec.args:
+    for a in tuple(spec.args) + tuple(spec.extra):
+        if isinstance(a, TensorMapArg):
+            continue
         out[a.name] = make_buffer(rng, a) if isinstance(a, BufferArg) else a.numpy()
     return out
 
@@ -466,7 +490,9 @@ def load_inputs(spec: LaunchSpec, path: str | Path) -> dict:
     z = read_npz(path)
     keys = set(z)
     out = {}
-    for a in spec.args:
+    for a in tuple(spec.args) + tuple(spec.extra):
+        if isinstance(a, TensorMapArg):
+            continue
         key = a.name if a.name in keys else f"in_{a.name}" if f"in_{a.name}" in keys else None
         if isinstance(a, ScalarArg):
             if key and np.asarray(z[key]).size != 1:
@@ -497,10 +523,15 @@ def device_buffers(spec: LaunchSpec, decoded: Mapping) -> dict[str, np.ndarray]:
 
 def kernel_args(spec: LaunchSpec, device: Mapping, decoded: Mapping | None = None) -> list:
     """The argument list for ``sim.run_kernel``: device buffers and numpy scalars, in order."""
+    from sim.ptx.tensormap import TensorMapArg as Bound
+
     out = []
+    bufs = {b.name: b for b in spec.buffers}
     for a in spec.args:
         if isinstance(a, BufferArg):
             out.append(device[a.name])
+        elif isinstance(a, TensorMapArg):
+            out.append(Bound(device[a.of], a.tensor_map(bufs[a.of]), a.of))
         else:
             out.append(decoded[a.name] if decoded is not None and a.name in decoded else a.numpy())
     return out

@@ -21,7 +21,9 @@ text for reports. Results are cached on disk by content hash (:func:`isa.sass.co
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -34,6 +36,20 @@ from .compile import (Compiled, Resources, Unavailable, compile_many, registers_
 
 __all__ = ["Resources", "Unavailable", "SassKernel", "Listing", "kernel", "listing", "listings", "resources",
            "note", "available", "tools", "registers_allocated", "ptx_target", "shared_plan"]
+
+
+@contextmanager
+def _gc_paused():
+    """No cyclic garbage collection while the IR of listings is built: the objects all stay alive,
+    and the collector's passes over them cost a third of the Python side of a cold analysis
+    (0.13 of 0.35 s CPU on the corpus, bench/sass.py)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def note() -> str | None:
@@ -64,6 +80,7 @@ class SassKernel:
     resources: Resources | None
     line_info: bool
     infos: list[OpInfo] = field(default_factory=list)
+    ptx: Module | None = None              # the PTX module it was compiled from (for where())
 
     @property
     def instructions(self) -> list[Instruction]:
@@ -109,10 +126,58 @@ class SassKernel:
                 out.setdefault(ins.loc.line, []).append(k)
         return out
 
+    def similar(self, name: str, limit: int = 3) -> list[int]:
+        """Indices of the instructions closest to an opcode pattern that matches none (``HGMMA`` ->
+        the HMMA; ``LDS.128`` -> the LDS.64 and LDS): the same opcode with fewer of the modifiers
+        asked for first, then opcodes spelled alike (difflib ratio >= 0.6), in listing order."""
+        import difflib
+
+        words = [w.upper() for w in name.split(".") if w]
+        if not words:
+            return []
+        op, mods = words[0], set(words[1:])
+        alike: dict[str, float] = {}
+        scored = []
+        for k, ins in enumerate(self.instructions):
+            o = ins.opcode.upper()
+            if o == op:
+                score = 2.0 + (len(mods & {m.upper() for m in ins.modifiers}) / len(mods) if mods else 0.0)
+            else:
+                r = alike.get(o)
+                if r is None:
+                    r = alike[o] = difflib.SequenceMatcher(None, op, o).ratio()
+                if r < 0.6:
+                    continue
+                score = r
+            scored.append((-score, k))
+        return [k for _, k in sorted(scored)[:limit]]
+
+    @cached_property
+    def _ptx_locs(self) -> dict[int, object]:
+        """PTX line -> the source location (``.loc``) of the PTX instruction on it."""
+        out = {}
+        fn = next((f for f in self.ptx.functions if f.name == self.name and f.body is not None), None) \
+            if self.ptx is not None else None
+        for ins in fn.instructions if fn is not None else ():
+            if ins.loc is not None and ins.span.line not in out:
+                out[ins.span.line] = ins.loc
+        return out
+
     def where(self, k: int) -> str:
+        """``SASS 12: LDS.128 R4, [R19] ; (PTX line 101: ld.shared.f32 %f2, [%r9]; source sgemm.cu:42)``:
+        the instruction, the PTX line ptxas made it of (``-lineinfo``) and that line's CUDA/Triton
+        source line where the PTX has ``.loc``."""
         ins = self.instructions[k]
-        ptx = f" (PTX line {ins.loc.line})" if ins.loc is not None and ins.loc.file == 0 else ""
-        return f"SASS {k}: {ins}{ptx}"
+        if ins.loc is None or ins.loc.file != 0:
+            return f"SASS {k}: {ins}"
+        line = ins.loc.line
+        text = " ".join((self.ptx.source_line(line) or "").split()).rstrip(";") if self.ptx is not None else ""
+        parts = [f"PTX line {line}" + (f": {text}" if text else "")]
+        src = self._ptx_locs.get(line)
+        if src is not None and src.line > 0:
+            entry = self.ptx.files.get(src.file)
+            parts.append(f"source {Path(entry.name).name if entry else f'file {src.file}'}:{src.line}")
+        return f"SASS {k}: {ins} ({'; '.join(parts)})"
 
     def to_json(self) -> dict:
         r = self.resources
@@ -147,11 +212,12 @@ class Listing:
 
         out = {}
         fns = {f.name: f for f in self.module.functions} if self.module is not None else {}
-        for fn in self.ptx.kernels:
-            sfn = fns.get(fn.name)
-            infos = [describe(i) for i in sfn.instructions] if sfn is not None else []
-            out[fn.name] = SassKernel(fn.name, sfn, self.module, self.compiled.resources.get(fn.name),
-                                      self.compiled.line_info, infos)
+        with _gc_paused():
+            for fn in self.ptx.kernels:
+                sfn = fns.get(fn.name)
+                infos = [describe(i) for i in sfn.instructions] if sfn is not None else []
+                out[fn.name] = SassKernel(fn.name, sfn, self.module, self.compiled.resources.get(fn.name),
+                                          self.compiled.line_info, infos, self.ptx)
         return out
 
     @cached_property
@@ -182,8 +248,9 @@ def _text(module: Module) -> str:
     return module.source if module.source is not None else module.emit()
 
 
-def listings(modules, *, use_cache: bool = True) -> list[Listing]:
-    """The SASS of several PTX modules (paths or :class:`isa.ir.Module`), compiled in batches."""
+def listings(modules, *, use_cache: bool = True, jobs: int | None = None) -> list[Listing]:
+    """The SASS of several PTX modules (paths or :class:`isa.ir.Module`), compiled in batches
+    (``jobs``: how many batches' tools run at once, :func:`isa.sass.compile.compile_many`)."""
     mods = [_ptx_module(m) for m in modules]
     out: list[Listing | None] = []
     todo = []
@@ -201,8 +268,9 @@ def listings(modules, *, use_cache: bool = True) -> list[Listing]:
             m = mods[todo[j]]
             parsed[j] = parse(c.listing, (m.path or "<ptx>") + ".sass", c.target) if c.listing else None
 
-        compiled = compile_many([(_text(mods[i]), ptx_target(mods[i]), mods[i].path or "<ptx>") for i in todo],
-                                use_cache=use_cache, then=then)
+        with _gc_paused():
+            compiled = compile_many([(_text(mods[i]), ptx_target(mods[i]), mods[i].path or "<ptx>") for i in todo],
+                                    use_cache=use_cache, then=then, jobs=jobs)
         for j, (i, c) in enumerate(zip(todo, compiled)):
             lst = Listing(mods[i], c, parsed.get(j))
             _LISTINGS[id(mods[i])] = (mods[i], lst)

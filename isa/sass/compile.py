@@ -265,7 +265,8 @@ def compile_ptx(text: str, target: str, file: str = "<ptx>", *, use_cache: bool 
     return compile_many([(text, target, file)], use_cache=use_cache)[0]
 
 
-def compile_many(items: list[tuple[str, str, str]], *, use_cache: bool = True, then=None) -> list[Compiled]:
+def compile_many(items: list[tuple[str, str, str]], *, use_cache: bool = True, then=None,
+                 jobs: int | None = None) -> list[Compiled]:
     """Compile and disassemble several PTX texts ``(text, target, file)``.
 
     Cache misses of one target go through one ``ptxas`` call and one ``nvdisasm`` call where
@@ -274,7 +275,8 @@ def compile_many(items: list[tuple[str, str, str]], *, use_cache: bool = True, t
     dropped for the batch, :func:`strip_debug`). Any batch that ptxas refuses is redone file by
     file, so the results are those of compiling each file alone. ``then(i, compiled)`` runs for
     each result as soon as its batch is done (in the batch's thread: the caller's parsing
-    overlaps the other batches' tools).
+    overlaps the other batches' tools). ``jobs`` is how many batches run at once (default: one per
+    batch, at most 4 and the number of cores); ``jobs=1`` runs the tools one after the other.
     """
     t = tools()
     if t["ptxas"] is None:
@@ -282,7 +284,7 @@ def compile_many(items: list[tuple[str, str, str]], *, use_cache: bool = True, t
     out: list[Compiled | None] = [None] * len(items)
     keys = [cache_key(text, target) for text, target, _ in items]
     todo: dict[str, list[int]] = {}
-    jobs: list[tuple[str, list[int]]] = []
+    batches: list[tuple[str, list[int]]] = []
     hits = []
     for i, (text, target, _) in enumerate(items):
         hit = _load_cached(keys[i]) if use_cache else None
@@ -301,7 +303,7 @@ def compile_many(items: list[tuple[str, str, str]], *, use_cache: bool = True, t
                 names |= kernels
                 batch.append(i)
         groups = ([batch] if len(batch) > 1 else [[i] for i in batch]) + alone
-        jobs.extend((target, g) for g in groups)
+        batches.extend((target, g) for g in groups)
 
     def run(job):
         target, group = job
@@ -317,14 +319,14 @@ def compile_many(items: list[tuple[str, str, str]], *, use_cache: bool = True, t
         for i in hits:
             then(i, out[i])
     # the tools run as processes: one thread per group keeps them (and the cores) busy together
-    workers = min(len(jobs), max(1, os.cpu_count() or 1), 4)
+    workers = min(len(batches), max(1, os.cpu_count() or 1), 4) if jobs is None else min(len(batches), jobs)
     if workers > 1:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(workers) as pool:
-            done = list(pool.map(run, jobs))
+            done = list(pool.map(run, batches))
     else:
-        done = [run(j) for j in jobs]
+        done = [run(j) for j in batches]
     for group, results in done:
         for i, c in zip(group, results):
             out[i] = c

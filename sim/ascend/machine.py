@@ -10,13 +10,13 @@ keeps the values and :attr:`AscendModel.sources` the citations::
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from isa.errors import InputError, Span
+from sim import machines
 
-MACHINES = Path(__file__).resolve().parent.parent / "machines"
+MACHINES = machines.MACHINES
 
 # data path -> mover key in the TOML
 _PATHS = {"gm->l1": "gm_to_l1", "gm->ub": "gm_to_ub", "ub->gm": "ub_to_gm", "l1->l0a": "l1_to_l0a",
@@ -72,8 +72,8 @@ _TABLES = ("clock", "cores", "buffers", "cube", "vector", "ub_banks", "movers", 
 
 def _is_ascend_model(path: Path) -> bool:
     try:
-        raw = tomllib.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        raw = machines.load(path)[1]
+    except InputError:
         return False
     return all(t in raw for t in _TABLES)
 
@@ -94,16 +94,13 @@ def _values(tree: dict, prefix: str, sources: dict) -> dict:
 
 def load_machine(name_or_path: str) -> AscendModel:
     """Load a machine model by name (``davinci-a2``) or TOML path."""
-    p = Path(name_or_path)
-    if not p.suffix:
-        p = MACHINES / f"{name_or_path}.toml"
     known = sorted(x.stem for x in MACHINES.glob("*.toml") if _is_ascend_model(x))
-    if not p.is_file():
-        raise InputError(f"unknown machine '{name_or_path}'", expected=known)
     try:
-        raw = tomllib.loads(p.read_text())
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(f"cannot read machine model: {exc}", Span(str(p))) from None
+        p, raw = machines.load(name_or_path)
+    except InputError as exc:
+        if exc.span is not None and exc.span.file:     # the file exists but does not read
+            raise
+        raise InputError(f"unknown machine '{name_or_path}'", expected=known) from None
     missing = [t for t in _TABLES if t not in raw]
     if missing:
         raise InputError(f"'{name_or_path}' is not an Ascend-like machine model (no {', '.join('[' + t + ']' for t in missing)})",

@@ -56,6 +56,16 @@ def _decode_int(b, f: IntFormat):
     return low
 
 
+def bf16_bits_from_f32(x) -> np.ndarray:
+    """float32 values -> bf16 bit patterns, round to nearest even, by bit arithmetic (the fast
+    path of :func:`encode` for float32 input, and what ``cvt.rn.bf16.f32`` does): a NaN stays a
+    NaN, quieted, keeping its sign and top payload bits."""
+    u = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    r = ((u + np.uint64(0x7FFF) + ((u >> np.uint64(16)) & np.uint64(1))) >> np.uint64(16)).astype(np.uint16)
+    nan = np.isnan(np.asarray(x, dtype=np.float32))
+    return np.where(nan, ((u >> np.uint64(16)) | np.uint64(0x40)).astype(np.uint16), r)
+
+
 def values_to_bits(values, fmt) -> np.ndarray:
     """Pack values that are exactly representable in float format ``fmt`` (no rounding)."""
     f = get_format(fmt)
@@ -83,6 +93,8 @@ def encode(x, fmt, mode: str = "rn", saturate: bool | None = None, **kw) -> np.n
     if f.kind == "int":
         q = float_to_int(xa, f, mode if mode != "rn" else "rni")
         out = (q.astype(np.int64) & f.mask).astype(f.storage) if f.bits < 64 else q.view(np.uint64)
+    elif f.name == "bf16" and xa.dtype == np.float32 and mode == "rn" and not saturate and not kw:
+        out = bf16_bits_from_f32(xa)                 # the same rounding, by bit arithmetic
     else:
         out = values_to_bits(round_float(xa, f, mode, saturate, **kw), f)
     return out[()] if scalar else out
@@ -123,15 +135,21 @@ _HIF8_ORD = _hif8_ordinals()
 
 
 def ulp_distance(a, b, fmt) -> np.ndarray:
-    """How many representable steps of ``fmt`` separate ``a`` and ``b`` (both rounded-to-nearest
-    to ``fmt`` first; 0 for equal values, NaN inputs give -1)."""
+    """How many representable steps of ``fmt`` separate ``a`` and ``b`` (both rounded to nearest
+    into ``fmt`` first, saturating for formats without infinities such as e4m3; 0 for equal
+    values, -1 where either is NaN). Integer formats: the absolute difference of the values
+    rounded to integers."""
     f = get_format(fmt)
-    ba = encode(a, f)
-    bb = encode(b, f)
-    d = np.abs(ordinal(ba, f) - ordinal(bb, f))
-    if f.kind == "float":
-        d = np.where(np.isnan(np.asarray(a, dtype=np.float64)) | np.isnan(np.asarray(b, dtype=np.float64)), -1, d)
-    return d
+    va = np.asarray(a, dtype=np.float64)
+    vb = np.asarray(b, dtype=np.float64)
+    if f.kind == "int":
+        with np.errstate(invalid="ignore"):
+            return np.abs(np.rint(va) - np.rint(vb)).astype(np.int64)
+    sat = True if f.specials == "fn" else None
+    with np.errstate(all="ignore"):
+        d = np.abs(ordinal(encode(va, f, "rn", saturate=sat), f).astype(np.int64)
+                   - ordinal(encode(vb, f, "rn", saturate=sat), f).astype(np.int64))
+    return np.where(np.isnan(va) | np.isnan(vb), -1, d)
 
 
 def ulp(x, fmt) -> np.ndarray:

@@ -27,6 +27,13 @@ MMA_ISA_FORMS = [
     ("m16n8k16", "e4m3", "f32"), ("m16n8k32", "e4m3", "f32"), ("m16n8k32", "e4m3", "f16"),
 ]
 
+#: mma.sp forms of the ISA (9.7.14.6): (shape, a/b type, accumulator type)
+MMA_SP_ISA_FORMS = [(s, "f16", acc) for s in ("m16n8k16", "m16n8k32") for acc in ("f16", "f32")] + \
+    [(s, "bf16", "f32") for s in ("m16n8k16", "m16n8k32")] + [(s, "tf32", "f32") for s in ("m16n8k8", "m16n8k16")] + \
+    [(s, t, "s32") for s in ("m16n8k32", "m16n8k64") for t in ("s8", "u8")] + \
+    [(s, t, "s32") for s in ("m16n8k64", "m16n8k128") for t in ("s4", "u4")] + \
+    [("m16n8k64", t, acc) for t in ("e4m3", "e5m2") for acc in ("f16", "f32")]
+
 #: wmma forms of the ISA (9.7.14.4): (shape, a/b type, accumulator type)
 WMMA_ISA_FORMS = [(s, "f16", acc) for s in ("m16n16k16", "m32n8k16", "m8n32k16") for acc in ("f16", "f32")] + \
     [(s, "bf16", "f32") for s in ("m16n16k16", "m32n8k16", "m8n32k16")] + \
@@ -93,6 +100,12 @@ def _mma_runs(shape, t, acc) -> bool:
     return (shape, t, acc) in MMA_FORMS
 
 
+def _mma_sp_runs(shape, t, acc) -> bool:
+    from sim.ptx.tensor.mma import MMA_SP_FORMS
+
+    return (shape, t, acc) in MMA_SP_FORMS
+
+
 def _wmma_runs(shape, t, acc) -> bool:
     from sim.ptx.tensor import wmma_fragment_map
 
@@ -106,6 +119,7 @@ def _wmma_runs(shape, t, acc) -> bool:
 
 def tensor_rows() -> list[tuple[str, str, str, str]]:
     rows = [("mma.sync", s, f"{t} -> {acc}", "yes" if _mma_runs(s, t, acc) else "no") for s, t, acc in MMA_ISA_FORMS]
+    rows += [("mma.sp", s, f"{t} -> {acc}", "yes" if _mma_sp_runs(s, t, acc) else "no") for s, t, acc in MMA_SP_ISA_FORMS]
     rows += [("wmma.mma", s, f"{t} -> {acc}", "yes" if _wmma_runs(s, t, acc) else "no") for s, t, acc in WMMA_ISA_FORMS]
     return rows
 
@@ -139,7 +153,7 @@ def render() -> str:
         "",
         "## Tensor-core forms",
         "",
-        f"{tn} of {len(tens)} `mma.sync`/`wmma.mma` forms of the ISA run on the fragment core (`sim/ptx/tensor`).",
+        f"{tn} of {len(tens)} `mma.sync`/`mma.sp`/`wmma.mma` forms of the ISA run on the fragment core (`sim/ptx/tensor`).",
         "",
         _table(("instruction", "shape", "types", "simulated"), tens),
         "",

@@ -75,10 +75,11 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
         lists = [[c] for c in range(ncta)]
     else:
         lists = [sim_ctas]
+    leaders = frozenset(m.leader for m in streams.merged.values())
     runs = []
     for lst in lists:
         sm = SM(facts, P, ctas_per_sm=k, warps_per_cta=wpc, l1_lines=l1_lines, l2_hit=h2, dram_bpc=dram_bpc,
-                l2_bpc=l2_bpc, trace=trace and not runs)
+                l2_bpc=l2_bpc, trace=trace and not runs, leaders=leaders)
         runs.append(sm.run([cta_streams(c) for c in lst]))
     slow = max(runs, key=lambda r: r.cycles)
     waves_sm0 = math.ceil(len(sm_ctas(ncta, sms, 0)) / k)

@@ -23,15 +23,15 @@ table of ``sim/machines/<name>.toml``:
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Mapping
 
 from isa.errors import InputError
+from sim import machines
 
-MACHINES = Path(__file__).resolve().parent.parent / "machines"
+MACHINES = machines.MACHINES
 
 #: the order in which ties are named: the fixed hardware limits first, then the kernel's resources
 LIMIT_ORDER = ("warps", "blocks", "registers", "shared_memory")
@@ -93,13 +93,7 @@ def _round_up(x: int, unit: int) -> int:
 @lru_cache(maxsize=8)
 def load_limits(name_or_path: str = "h200") -> OccupancyLimits:
     """The ``[occupancy]`` table of ``sim/machines/NAME.toml`` (or a ``.toml`` path)."""
-    path = Path(name_or_path)
-    if not path.suffix:
-        path = MACHINES / f"{name_or_path}.toml"
-    if not path.is_file():
-        known = sorted(p.stem for p in MACHINES.glob("*.toml"))
-        raise InputError(f"no machine model '{name_or_path}'", expected=known)
-    raw = tomllib.loads(path.read_text())
+    path, raw = machines.load(name_or_path)
     table = raw.get("occupancy")
     if table is None:
         raise InputError(f"machine model '{name_or_path}' has no [occupancy] table (it is not a GPU model)")

@@ -36,17 +36,15 @@ from __future__ import annotations
 
 import heapq
 import math
-import tomllib
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
+
+from sim import machines
 
 from .stalls import Stalls
 from .trace import Slice
 from .units import Queue, Unit
-
-MACHINES = Path(__file__).resolve().parent.parent / "machines"
 
 
 @dataclass(frozen=True)
@@ -61,7 +59,7 @@ class H200Params:
 
 @lru_cache(maxsize=4)
 def load_params(name: str = "h200") -> H200Params:
-    raw = tomllib.loads((MACHINES / f"{name}.toml").read_text())
+    raw = machines.load(name)[1]
     val = lambda tab: {k: v["value"] for k, v in raw.get(tab, {}).items()}  # noqa: E731
     src = {f"{t}.{k}": v.get("source", "") for t in ("latency_cycles", "pipes", "hierarchy")
            for k, v in raw.get(t, {}).items()}
@@ -182,7 +180,8 @@ class SM:
     """One SM replaying CTAs (each a list of per-warp streams) ``k`` at a time."""
 
     def __init__(self, facts: list[OpFacts], P: H200Params, *, ctas_per_sm: int, warps_per_cta: int,
-                 l1_lines: int, l2_hit: float, dram_bpc: float, l2_bpc: float, trace: bool = False):
+                 l1_lines: int, l2_hit: float, dram_bpc: float, l2_bpc: float, trace: bool = False,
+                 leaders=frozenset()):
         self.f, self.P, self.k, self.wpc = facts, P, max(1, ctas_per_sm), warps_per_cta
         pp = P.pipes
         self.sub = [{n: Unit(n, pp[n]) for n in ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma_sync")}
@@ -190,7 +189,7 @@ class SM:
         for d in self.sub:
             d["mma"] = d.pop("mma_sync")
         self.shared = Unit("shared", 1.0 / pp["shared_wavefronts_per_clk"])
-        self.l1 = Unit("l1", 1.0 / pp["l1_sectors_per_clk"])
+        self.l1 = Unit("l1", 1.0 / pp["l1_lines_per_clk"])
         self.l2 = Unit("l2", 1.0 / l2_bpc)
         self.dram = Unit("dram", 1.0 / dram_bpc)
         self.gmma = Unit("tensor_gmma", 1.0 / pp["wgmma_flop_per_clk"])
@@ -201,6 +200,7 @@ class SM:
         self.l2_hit = l2_hit
         self.trace = trace
         self.stalls = Stalls()
+        self.leaders = leaders      # pcs of loads ptxas merges into vector loads (sim.timing.vectorize)
 
     def _l1(self, lines) -> int:
         """Lines of a load that hit (LRU; a miss allocates the line)."""
@@ -235,6 +235,8 @@ class SM:
         reg_c: list = []
         cpg: list = []       # per warp: [open group completion, [closed group completions]]
         wgg: list = []
+        vdone: list = []     # per warp: leader pc -> completion of its vector load
+        leaders = self.leaders
         heap: list = []
         sp_free = [0.0] * 4
         live = []            # per CTA slot: warps not finished
@@ -264,6 +266,7 @@ class SM:
                 reg_c.append([None] * nregs)
                 cpg.append([0.0, []])
                 wgg.append([0.0, []])
+                vdone.append({})
                 live[c] += 1
                 heapq.heappush(heap, (t, g, g))
             if live[c] == 0:
@@ -293,9 +296,15 @@ class SM:
                 ver[sp] += 1
                 if slot_wait[sp]:
                     heappush(heap, (sp_free[sp], slot_wait[sp][0], -1 - sp, ver[sp]))
+                s = streams[g]
+                pc, acc = s[ip[g]]
+                free = False
             else:
                 sp = sp_of[g]
-                if sp_free[sp] > r:                     # another warp has the issue slot
+                s = streams[g]
+                pc, acc = s[ip[g]]
+                free = acc is not None and acc[0][1] == "merged"   # part of a vector load: not issued
+                if not free and sp_free[sp] > r:        # another warp has the issue slot
                     ns += sp_free[sp] - r
                     w = slot_wait[sp]
                     if not w or g < w[0]:
@@ -303,15 +312,13 @@ class SM:
                         heappush(heap, (sp_free[sp], g, -1 - sp, ver[sp]))
                     heappush(w, g)
                     continue
-            s = streams[g]
-            pc, acc = s[ip[g]]
             op = f[pc]
-            u = sub[sp][op.pipe] if op.pipe is not None else None
+            u = sub[sp][op.pipe] if op.pipe is not None and not free else None
             if u is not None and u.free_at > r:
                 add("math_pipe_throttle" if op.pipe != "lsu" else "mio_throttle", u.free_at - r)
                 heapq.heappush(heap, (u.free_at, g, g))
                 continue
-            if acc is not None:
+            if acc is not None and not free:
                 wait, why = r, None
                 for part in acc:
                     if part[0] == "s" and shared.free_at - r > mio_q:
@@ -328,29 +335,39 @@ class SM:
                     heapq.heappush(heap, (wait, g, g))
                     continue
             t = r
-            sp_free[sp] = t + 1.0
-            issued += 1
-            if slot_wait[sp]:                           # the waiting warps wait one more cycle
-                ns += len(slot_wait[sp])
-                ver[sp] += 1
-                heappush(heap, (t + 1.0, slot_wait[sp][0], -1 - sp, ver[sp]))
+            if not free:
+                sp_free[sp] = t + 1.0
+                issued += 1
+                if slot_wait[sp]:                       # the waiting warps wait one more cycle
+                    ns += len(slot_wait[sp])
+                    ver[sp] += 1
+                    heappush(heap, (t + 1.0, slot_wait[sp][0], -1 - sp, ver[sp]))
             if u is not None:
                 u.reserve(t)
             done, cause = t + op.lat, op.cause
-            after = t + 1.0
+            after = t if free else t + 1.0
             after_cause = None
             if acc is not None:
                 done = t + 1.0
                 for space, kind, cost, extra in acc:
                     if space == "s":
+                        if kind == "merged":
+                            done, cause = max(t, vdone[g].get(extra, t)), "short_scoreboard"
+                            continue
                         s0 = shared.reserve(t, cost)
                         d = s0 + lds + conflict * max(0, cost - extra)
+                        if pc in leaders:
+                            vdone[g][pc] = d
                         if kind == "async_store":
                             cpg[g][0] = max(cpg[g][0], d)
                         else:
                             done, cause = max(done, d), "short_scoreboard"
                     elif space == "g":
-                        s0 = l1.reserve(t, cost)
+                        # the L1 t-stage looks up one 128-byte line per clock (a warp access
+                        # costs its distinct lines; atomics pass at 4 sectors per clock)
+                        nl = (len(extra) or 1) if kind in ("load", "async_load") else \
+                            ((extra or 1) if kind == "store" else cost * 0.25)
+                        s0 = l1.reserve(t, nl)
                         if kind in ("load", "async_load"):
                             n = len(extra) or 1
                             h = 0 if op.l1_bypass else self._l1(extra)

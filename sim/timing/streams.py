@@ -5,8 +5,9 @@ warp id (``cta * warps_per_cta + warp``), in ``seq`` order, as ``(pc, access)`` 
 is ``None`` for non-memory instructions, else a tuple of parts ``(space, kind, cost, extra)``:
 
 * global/local loads, stores, atomics: ``cost`` = 32-byte sectors the warp touches
-  (:func:`sim.memory.banks.global_sectors`); ``extra`` = the 128-byte lines of a load (for the L1
-  model) or, for an atomic, the most lanes that hit one address (same-address serialisation);
+  (:func:`sim.memory.banks.global_sectors`); ``extra`` = the 128-byte lines of a load (a tuple, for
+  the L1 model), the number of 128-byte lines a store touches, or, for an atomic, the most lanes
+  that hit one address (same-address serialisation);
 * shared memory: ``cost`` = wavefronts, ``extra`` = the ideal wavefronts
   (:func:`sim.memory.banks.shared_costs`; ldmatrix and wgmma descriptors included).
 
@@ -30,8 +31,10 @@ class WarpStreams:
 
     memory_only = False
 
-    def __init__(self, warps_per_cta: int):
+    def __init__(self, warps_per_cta: int, merged: dict | None = None):
         self.wpc = warps_per_cta
+        self.merged = merged or {}      # pc -> sim.timing.vectorize.Merge (ptxas's vector loads)
+        self._lead: dict[int, set] = {}  # leader pc -> warps whose last run of it was a vector load
         self.read_sectors: list[np.ndarray] = []
         self.write_sectors: list[np.ndarray] = []
         self.shared_wavefronts = 0
@@ -70,10 +73,14 @@ class WarpStreams:
             act = p.active
             if sp == "s":
                 width = p.width if p.width in (1, 2, 4, 8, 16) else (16 if p.width > 16 else 4)
-                wf, ideal, _ = event_shared_costs(p, width, kind == "load", act)
-                self.shared_wavefronts += int(wf.sum())
-                self.shared_ideal += int(ideal.sum())
-                costs = [(sp, kind, a, b) for a, b in zip(wf.tolist(), ideal.tolist())]
+                mg = self.merged.get(pc) if kind == "load" else None
+                if mg is not None:
+                    costs = self._merged_costs(p, mg, pc, act)
+                else:
+                    wf, ideal, _ = event_shared_costs(p, width, kind == "load", act)
+                    self.shared_wavefronts += int(wf.sum())
+                    self.shared_ideal += int(ideal.sum())
+                    costs = [(sp, kind, a, b) for a, b in zip(wf.tolist(), ideal.tolist())]
             elif sp == "g":
                 secs = event_global_sectors(p, p.width, act)
                 self.global_sectors += int(np.sum(secs))
@@ -86,8 +93,8 @@ class WarpStreams:
                 elif kind in ("load", "async_load"):
                     lines = np.where(act, a >> 7, -1)
                     extra = [tuple(np.unique(r[r >= 0]).tolist()) for r in lines]
-                else:
-                    extra = [0] * len(a)
+                else:                   # stores: the 128-byte lines they touch (L1 t-stage lookups)
+                    extra = _distinct_per_row(np.where(act, a >> 7, -1)).tolist()
                 costs = [(sp, kind, c, e) for c, e in zip(secs.tolist(), extra)]
             else:
                 costs = [(sp, kind, 1, 0)] * len(p.warps)
@@ -124,6 +131,38 @@ class WarpStreams:
         hi = np.concatenate([cut, [len(gs)]])
         return {int(gs[a]): recs[rs[a:b]].tolist() for a, b in zip(lo.tolist(), hi.tolist())}
 
+    def _merged_costs(self, p, mg, pc: int, act) -> list:
+        """Costs of a load ptxas merges (:mod:`sim.timing.vectorize`): the leader carries the vector
+        access where every active lane is aligned to its width; a follower of a merged leader costs
+        ``("s", "merged", 0, leader pc)``."""
+        a = p.addresses.astype(np.int64)
+        m = np.ones(a.shape, bool) if act is None else np.asarray(act, bool)
+        pg = (p.ctas * self.wpc + p.warps).tolist()
+        if mg.leader == pc:
+            wf, ideal, _ = event_shared_costs(p, mg.lane_bytes, True, act)
+            vwf, vid, _ = event_shared_costs(p, mg.width, True, act)
+            ok = np.all((a % mg.width == 0) | ~m, axis=1)
+            wf, ideal = np.where(ok, vwf, wf), np.where(ok, vid, ideal)
+            self.shared_wavefronts += int(wf.sum())
+            self.shared_ideal += int(ideal.sum())
+            lead = self._lead.setdefault(pc, set())
+            for g, o in zip(pg, ok.tolist()):
+                (lead.add if o else lead.discard)(g)
+            return [("s", "load", int(x), int(y)) for x, y in zip(wf.tolist(), ideal.tolist())]
+        lead = self._lead.get(mg.leader, ())
+        out = []
+        wf = ideal = None
+        for i, g in enumerate(pg):
+            if g in lead:
+                out.append(("s", "merged", 0, mg.leader))
+                continue
+            if wf is None:
+                wf, ideal, _ = event_shared_costs(p, mg.lane_bytes, True, act)
+            self.shared_wavefronts += int(wf[i])
+            self.shared_ideal += int(ideal[i])
+            out.append(("s", "load", int(wf[i]), int(ideal[i])))
+        return out
+
     def footprint(self, bases=None, ends=None, scale: float = 1.0) -> tuple[float, float]:
         """(distinct sectors read, written) by the warps seen, times ``scale`` (the launch's CTAs
         over those seen) but at most each touched buffer's size (``bases``/``ends``: byte addresses)."""
@@ -141,6 +180,16 @@ class WarpStreams:
                 tot += min(n * scale, max(cap, n))
             out.append(tot)
         return out[0], out[1]
+
+
+def _distinct_per_row(keys: np.ndarray) -> np.ndarray:
+    """Distinct non-negative values in each row of ``keys`` (negative = none)."""
+    if keys.shape[1] == 0:
+        return np.zeros(len(keys), np.int64)
+    s = np.sort(keys, axis=1)
+    new = np.ones(s.shape, bool)
+    new[:, 1:] = s[:, 1:] != s[:, :-1]
+    return (new & (s >= 0)).sum(axis=1)
 
 
 def _max_same(a: np.ndarray) -> int:

@@ -96,7 +96,7 @@ def test_cfg_writes_dot(corpus, capsys, tmp_path):
     (["--grid", "0,0,0", "--block", "32,1,1"], "bad --grid '0,0,0'"),
     (["--param", "=3"], "bad --param '=3'"),
     (["--param", "K=abc"], "'abc' is not an integer"),
-    (["--machine", "nope"], "no machine model 'nope' (known: davinci-a2, h200)"),
+    (["--machine", "nope"], "no machine model 'nope'\n  expected one of: davinci-a2, h200"),
     (["--precision-mode", "nope"], "unknown precision mode 'nope'"),
     (["--expect", "garbage"], "bad expectation 'garbage'"),
 ])

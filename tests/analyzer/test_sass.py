@@ -64,6 +64,50 @@ def test_text_report_and_a_failing_sass_expectation(tools, capsys):
     assert "expected sass:HGMMA >= 1, found 0" in out
 
 
+def _ptx_line(n: int) -> str:
+    return SGEMM.read_text().splitlines()[n - 1].strip()
+
+
+def test_a_failing_sass_expectation_names_the_nearest_sass_instructions(tools, capsys):
+    # no HGMMA in a scalar SGEMM: the nearest are its FFMAs, each with the PTX line it came from
+    code, out, _ = run(capsys, SGEMM, "--expect", "sass:HGMMA>=1", "--format", "json")
+    assert code == 1
+    (e,) = json.loads(out)["kernels"][0]["expectations"]
+    assert e["result"] == "fail" and e["level"] == "sass" and len(e["nearest"]) == 3
+    for n in e["nearest"]:
+        assert n["instruction"] == "FFMA" and _ptx_line(n["line"]).startswith("fma.rn.f32")
+        assert n["text"].startswith(f"SASS {n['sass_index']}: FFMA ") and f"PTX line {n['line']}: fma.rn.f32" in n["text"]
+        assert "source sgemm_tiled.cu:" in n["text"]
+    code, out, _ = run(capsys, SGEMM, "--expect", "sass:HGMMA>=1")
+    assert "nearest instructions:" in out and f"PTX line {e['nearest'][0]['line']}: fma.rn.f32" in out
+    # an opcode with a width none has: the LDS of other widths
+    code, out, _ = run(capsys, SGEMM, "--expect", "sass:LDS.U8>=1", "--format", "json")
+    (e,) = json.loads(out)["kernels"][0]["expectations"]
+    assert e["nearest"] and all(n["instruction"].startswith("LDS") for n in e["nearest"])
+    assert all(_ptx_line(n["line"]).startswith("ld.shared") for n in e["nearest"])
+
+
+def test_sarif_has_results_for_failing_sass_expectations(tools, capsys):
+    code, out, _ = run(capsys, SGEMM, "--format", "sarif", "--expect", "sass:HGMMA>=1", "--expect", "sass:LDS.128>=1",
+                       "--forbid", "sass:LDS.128")
+    assert code == 1
+    run_ = json.loads(out)["runs"][0]
+    assert {"KL001", "KL002"} <= {r["id"] for r in run_["tool"]["driver"]["rules"]}
+    by = {r["properties"]["expectation"]: r for r in run_["results"] if r["ruleId"] in ("KL001", "KL002")}
+    assert set(by) == {"sass:HGMMA>=1", "sass:LDS.128==0"}          # the passing one gives no result
+    miss, forbidden = by["sass:HGMMA>=1"], by["sass:LDS.128==0"]
+    assert miss["ruleId"] == "KL001" and miss["properties"]["level"] == "sass"
+    assert miss["properties"]["instructions"] == "nearest"
+    line = miss["locations"][0]["physicalLocation"]["region"]["startLine"]
+    assert _ptx_line(line).startswith("fma.rn.f32")                  # the PTX line of the nearest FFMA
+    assert len(miss["relatedLocations"]) == 2 and all(
+        r["message"]["text"].startswith("SASS ") and "FFMA" in r["message"]["text"] for r in miss["relatedLocations"])
+    assert forbidden["ruleId"] == "KL002" and forbidden["properties"]["instructions"] == "matching"
+    lines = [forbidden["locations"][0]["physicalLocation"]["region"]["startLine"]] + \
+        [r["physicalLocation"]["region"]["startLine"] for r in forbidden["relatedLocations"]]
+    assert lines and all(_ptx_line(n).startswith("ld.shared.f32") for n in lines)   # what ptxas merged into LDS.128
+
+
 def test_unknown_sass_class_is_bad_input(tools, capsys):
     code, _, err = run(capsys, SGEMM, "--expect", "sass:LOAD_SHARD>=1")
     assert code == 2 and "unknown SASS instruction class 'LOAD_SHARD'" in err and "LOAD_SHARED" in err
@@ -90,6 +134,7 @@ def test_kernel_check_sass(tools):
     with pytest.raises(KernelAssertionError) as e:
         k.sass.uses("HGMMA")
     assert "SASS: expected HGMMA >= 1, found 0" in str(e.value)
+    assert "nearest instructions:" in str(e.value) and "HMMA.16816.F32" in str(e.value)   # the warp-level MMA
     with pytest.raises(KernelAssertionError) as e:
         k.sass.never_uses("HMMA")
     assert "HMMA.16816.F32" in str(e.value) and "PTX line" in str(e.value)

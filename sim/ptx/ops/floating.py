@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim.numerics import codec
+
 from ..dtypes import types_of
 from . import op
 from .integer import binary, ternary, ufunc2, unary
@@ -40,20 +42,8 @@ def _mode(ms, default="rn"):
 
 
 # ---------------------------------------------------------------------------------- half codecs
-def dec(bits, fmt: str) -> np.ndarray:
-    """f16/bf16 bit patterns -> float64 values."""
-    b = np.asarray(bits).astype(U16)
-    if fmt == "f16":
-        return b.view(np.float16).astype(F64)
-    return (b.astype(U32) << U32(16)).view(F32).astype(F64)
-
-
-def bf16_bits(x) -> np.ndarray:
-    """float32 values -> bf16 bits, round to nearest even (NaN stays NaN)."""
-    u = np.asarray(x, dtype=F32).view(U32).astype(U64)
-    r = ((u + U64(0x7FFF) + ((u >> U64(16)) & U64(1))) >> U64(16)).astype(U16)
-    nan = np.isnan(np.asarray(x, dtype=F32))
-    return np.where(nan, ((u >> U64(16)) | U64(0x40)).astype(U16), r)
+dec = codec.decode                      # f16/bf16 bit patterns -> float64 values
+bf16_bits = codec.bf16_bits_from_f32    # float32 values -> bf16 bits (RNE, NaN kept)
 
 
 def round_to_odd_f32(x64) -> np.ndarray:

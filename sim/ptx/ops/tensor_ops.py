@@ -17,7 +17,7 @@ import numpy as np
 from isa import ir
 from isa.errors import SimulationError
 
-from ..dtypes import UINT, types_of
+from ..dtypes import TYPE_WORDS, UINT, types_of
 from ..memory import GLOBAL_BASE, gather, unwritten
 from . import limit, not_implemented, op
 from .memory import space_of
@@ -45,31 +45,34 @@ def _lanes(w):
 
 
 class Fragment:
-    """Register operand list -> [W, 32, R] uint32 and back."""
+    """Register operand list -> [W, 32, R] uint32 and back (uint64 for 64-bit fragments: f64)."""
 
-    def __init__(self, M, ins, op_):
+    def __init__(self, M, ins, op_, bits: int = 32):
         self.M = M
         self.ops = _regs(op_)
-        self.srcs = [M.src(e, "b32", ins) for e in self.ops]
-        self.dsts = [M.dst(e, "b32", ins) if isinstance(e, ir.Register) else None for e in self.ops]
+        t = "b64" if bits == 64 else "b32"
+        self.dtype = np.uint64 if bits == 64 else np.uint32
+        self.srcs = [M.src(e, t, ins) for e in self.ops]
+        self.dsts = [M.dst(e, t, ins) if isinstance(e, ir.Register) else None for e in self.ops]
         self.keys = tuple(M.reg_key(e.name, ins.scope) for e in self.ops if isinstance(e, ir.Register))
 
     def read(self, w) -> np.ndarray:
         n = len(w) * WARP
         lanes = None if n == self.M.T else _lanes(w)          # every warp of the batch: no gather
-        out = np.empty((len(self.srcs), n), np.uint32)          # register rows: contiguous copies
+        dt = self.dtype
+        out = np.empty((len(self.srcs), n), dt)                 # register rows: contiguous copies
         for k, s in enumerate(self.srcs):
             v = np.asarray(s())
             if not v.ndim:
-                out[k] = v.astype(np.uint32)
+                out[k] = v.astype(dt)
             else:
-                out[k] = v.view(np.uint32) if lanes is None else v.view(np.uint32)[lanes]
+                out[k] = v.view(dt) if lanes is None else v.view(dt)[lanes]
         return out.T.reshape(len(w), WARP, len(self.srcs))
 
     def write(self, w, regs) -> None:
         n = len(w) * WARP
         lanes = None if n == self.M.T else _lanes(w)
-        regs = np.asarray(regs, dtype=np.uint32).reshape(n, -1)
+        regs = np.asarray(regs, dtype=self.dtype).reshape(n, -1)
         for k, d in enumerate(self.dsts):
             if d is not None:
                 d.at(regs[:, k], lanes)
@@ -162,26 +165,37 @@ def _movmatrix(M, pc, ins, canon, ms, mods):
     return f
 
 
+def mma_types(mods) -> list[str]:
+    """The element-type modifiers of an mma-like instruction in source order (``.b1`` included)."""
+    return [m for m in mods if m in TYPE_WORDS or m == "b1"]
+
+
+def _fragment_bits(t: str) -> int:
+    return 64 if t == "f64" else 32
+
+
 @op("mma")
 def _mma(M, pc, ins, canon, ms, mods):
     from sim.ptx.tensor import mma_sync
+    from sim.ptx.tensor.mma import BIT_OPS
 
     shape = next(m for m in mods if m.startswith("m") and "n" in m and "k" in m)
-    ts = types_of(mods)
-    if len(ts) < 4 or "sp" in ms:
+    ts = mma_types(mods)
+    if len(ts) < 4:
         return not_implemented(M, ins, ins.full_opcode)
     d_t, a_t, b_t, c_t = ts[:4]
     lay = [m for m in mods if m in ("row", "col")]
     la, lb = (lay + ["row", "col"])[:2]
     sat = "satfinite" in ms
-    D, A, B, C = (Fragment(M, ins, o) for o in ins.operands[:4])
+    bitop = next((m for m in mods if m in BIT_OPS), None)
+    D, A, B, C = (Fragment(M, ins, o, _fragment_bits(t)) for o, t in zip(ins.operands[:4], (d_t, a_t, b_t, c_t)))
 
     def f(m):
         w = _warps(M, m)
         if len(w) == 0:
             return
         out = _reraise(M, ins, lambda: mma_sync(shape, a_t, b_t, c_t, d_t, la, lb, A.read(w), B.read(w), C.read(w),
-                                                satfinite=sat))
+                                                satfinite=sat, bitop=bitop))
         D.write(w, out)
     return f
 
@@ -198,9 +212,9 @@ def wmma_accesses(operand: str, layout: str, etype: str, shape: str) -> tuple[tu
     element (not measured on hardware).
     """
     from sim.ptx.tensor import wmma_addresses
-    from sim.ptx.tensor.elements import element_type
+    from sim.ptx.tensor.wmma import wmma_unit
 
-    size = element_type(etype).bits // 8
+    size = wmma_unit(etype)[0]
     el = wmma_addresses(operand, layout, etype, np.zeros(1, np.int64), 1 << 16, shape)[0]   # [32, E]
     units = []
     seen = set()
@@ -231,23 +245,26 @@ def _wmma_mem(M, pc, ins, canon, ms, mods):
     operand = "d" if not load else next(m for m in mods if m in ("a", "b", "c"))
     layout = next(m for m in mods if m in ("row", "col"))
     shape = next(m for m in mods if m.startswith("m") and "n" in m and "k" in m)
-    ts = types_of(mods)
+    ts = mma_types(mods)
     etype = ts[-1]
     space = space_of(mods)
     if space == "generic":
         space = "global"
-    frag = Fragment(M, ins, ins.operands[0] if load else ins.operands[1])
+    from sim.ptx.tensor.fragments import parse_shape
+    from sim.ptx.tensor.wmma import wmma_unit
+    esize, bits = wmma_unit(etype)
+    frag = Fragment(M, ins, ins.operands[0] if load else ins.operands[1], bits)
     _, afn = M.address(ins.operands[1] if load else ins.operands[0], ins)
     stride_op = ins.operands[2] if len(ins.operands) > 2 else None
     stride = M.src(stride_op, "u32", ins) if stride_op is not None else None
-    lead = {"a": 16, "b": 16, "c": 16, "d": 16}[operand]
-    from sim.ptx.tensor.elements import element_type
-    esize = element_type(etype).bits // 8
+    # no stride operand: the leading dimension of the matrix in its layout
+    m_, n_, k_ = parse_shape(shape)
+    rows_cols = {"a": (m_, k_), "b": (k_, n_), "c": (m_, n_), "d": (m_, n_)}[operand]
+    lead = rows_cols[1] if layout == "row" else rows_cols[0]
     try:
         accesses = wmma_accesses(operand, layout, etype, shape)
     except SimulationError as exc:
         raise M.error(exc.message, ins) from None
-    bits = element_type(etype).bits
     kind = "load" if load else "store"
     per_lane_bytes = sum(b for _, b in accesses)
     offsets: dict = {}
@@ -309,8 +326,9 @@ def _wmma_mem(M, pc, ins, canon, ms, mods):
             frag.write(w, pack(view[idx].reshape(el.shape), bits))
         else:
             regs = frag.read(w)
-            if regs.shape[2] * 32 // bits != el.shape[2]:
-                raise M.error(f"wmma.store of .{etype} takes {el.shape[2] * bits // 32} registers", ins)
+            per = max(1, 32 // bits)                          # elements per register (f64: 1)
+            if regs.shape[2] * per != el.shape[2]:
+                raise M.error(f"wmma.store of .{etype} takes {el.shape[2] // per} registers", ins)
             view[idx] = unpack(regs, bits).reshape(-1)
         d = M.bytes_load if load else M.bytes_store
         d[space] = d.get(space, 0) + len(w) * WARP * per_lane_bytes
@@ -323,10 +341,10 @@ def _wmma_mem(M, pc, ins, canon, ms, mods):
 @op("wmma.mma")
 def _wmma_mma(M, pc, ins, canon, ms, mods):
     from sim.ptx.tensor import wmma_mma
+    from sim.ptx.tensor.mma import BIT_OPS
 
     shape = next(m for m in mods if m.startswith("m") and "n" in m and "k" in m)
-    ts = types_of(mods) + [m for m in mods if m in ("tf32", "s4", "u4", "b1", "e4m3", "e5m2")]
-    ts = [m for m in mods if m in set(ts)]
+    ts = mma_types(mods)
     # .dtype.ctype (f16 a/b implied) or .dtype.atype.btype.ctype (ISA 9.7.14.4.5)
     if len(ts) >= 4:
         d_t, a_t, b_t, c_t = ts[:4]
@@ -334,13 +352,15 @@ def _wmma_mma(M, pc, ins, canon, ms, mods):
         d_t, c_t = ts[0], ts[-1]
         a_t = b_t = "f16"
     sat = "satfinite" in ms
-    D, A, B, C = (Fragment(M, ins, o) for o in ins.operands[:4])
+    bitop = next((m for m in mods if m in BIT_OPS), None)
+    D, A, B, C = (Fragment(M, ins, o, _fragment_bits(t)) for o, t in zip(ins.operands[:4], (d_t, a_t, b_t, c_t)))
 
     def f(m):
         w = _warps(M, m)
         if len(w) == 0:
             return
-        out = _reraise(M, ins, lambda: wmma_mma(a_t, b_t, c_t, d_t, A.read(w), B.read(w), C.read(w), sat, shape))
+        out = _reraise(M, ins, lambda: wmma_mma(a_t, b_t, c_t, d_t, A.read(w), B.read(w), C.read(w), sat, shape,
+                                                bitop))
         D.write(w, out)
     return f
 
@@ -468,16 +488,39 @@ def _wgmma_group(M, pc, ins, canon, ms, mods):
     return f
 
 
-@op("tcgen05.mma", "mma.sp", "wmma.load.c")
+@op("mma.sp")
+def _mma_sp(M, pc, ins, canon, ms, mods):
+    """``mma.sp{::ordered_metadata}.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {d}, {a}, {b}, {c}, e, sel;``"""
+    from sim.ptx.tensor.mma import mma_sp
+
+    shape = next(m for m in mods if m.startswith("m") and "n" in m and "k" in m)
+    ts = mma_types(mods)
+    ops = list(ins.operands)
+    if len(ts) < 4 or len(ops) < 6 or not isinstance(ops[5], ir.Immediate):
+        return not_implemented(M, ins, ins.full_opcode)
+    d_t, a_t, b_t, c_t = ts[:4]
+    sat = "satfinite" in ms
+    D, A, B, C = (Fragment(M, ins, o) for o in ops[:4])
+    E = Fragment(M, ins, ops[4])
+    sel = int(ops[5].value)
+
+    def f(m):
+        w = _warps(M, m)
+        if len(w) == 0:
+            return
+        out = _reraise(M, ins, lambda: mma_sp(shape, a_t, b_t, c_t, d_t, A.read(w), B.read(w), C.read(w),
+                                              E.read(w)[..., 0], sel, sat))
+        D.write(w, out)
+    return f
+
+
+@op("tcgen05.mma", "wmma.load.c")
 def _unsupported(M, pc, ins, canon, ms, mods):
     return not_implemented(M, ins, ins.full_opcode)
 
 
 _unsupported.refuses = True
-limit("mma", "the forms marked no under Tensor-core forms (m8n8k4 f16, f64, s4/u4, b1, k16 fp8); .sp forms")
-limit("wmma.mma", "shapes other than m16n16k16 (tf32, f64, s4/u4, b1, m32n8k16, m8n32k16)")
-limit("wmma.load", "shapes other than m16n16k16")
-limit("wmma.store", "shapes other than m16n16k16")
+limit("mma.sp", "the forms marked no under Tensor-core forms (tf32, s4/u4, fp8, m16n8k64 s8/u8)")
 
 
 del gather

@@ -26,9 +26,10 @@ Functions
     ``mma_sync("m16n8k16", "bf16", "bf16", "f32", "f32", "row", "col", A, B, C)``.  Note the PTX
     order of the type modifiers is ``.dtype.atype.btype.ctype``.  ``A``/``B``/``C`` are
     ``[W, 32, R]`` uint32, the result ``D`` is ``[W, 32, Rd]`` uint32.  Forms: see ``MMA_FORMS``
-    (m16n8k16/m16n8k8 f16 -> f32|f16, bf16 -> f32, m16n8k8/k4 tf32 -> f32, m16n8k16/k32 s8/u8 -> s32
-    with ``satfinite``, m16n8k32 e4m3/e5m2 -> f32|f16).
-``mma_fragment_map(shape, operand, etype) -> FragmentMap``
+    (m8n8k4/m16n8k8/m16n8k16 f16 -> f32|f16, bf16 -> f32, tf32 -> f32, the four f64 shapes,
+    s8/u8 and s4/u4 -> s32 with ``satfinite``, b1 with ``bitop='and'|'xor'``, m16n8k16/k32
+    e4m3/e5m2 -> f32|f16).  f64 fragments are ``[W, 32, R]`` uint64.
+``mma_fragment_map(shape, operand, etype, layout=None) -> FragmentMap``
     ``.rows``/``.cols`` ``[32, E]`` int arrays: the (row, col) of element i of lane t;
     ``.nregs``, ``.bits``; ``fragment_to_matrix(regs, fmap)`` / ``matrix_to_fragment(mat, fmap)``
     convert between ``[W, 32, R]`` registers and ``[W, rows, cols]`` bit-pattern matrices.

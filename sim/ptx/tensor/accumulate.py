@@ -251,3 +251,45 @@ def int_accumulate(a: np.ndarray, b: np.ndarray, c: np.ndarray, satfinite: bool)
     if satfinite:
         d = np.clip(d, -(2**31), 2**31 - 1)
     return (d & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
+
+
+def f64_accumulate(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """a [W, M, K], b [W, K, N], c [W, M, N] float64 -> d [W, M, N] float64 for ``.f64`` mma.
+
+    The ISA gives .f64 mma round-to-nearest-even (``.rn``, the only mode) but not the order of the
+    K products; this model (guessed, not measured) evaluates ``d = fma(a[k], b[k], d)`` for
+    k = 0..K-1 from ``c``, each step exact and rounded once (Fractions; int/int true division
+    rounds correctly).  The H200 programs in ``examples/ptx/isa`` use values whose sums are exact
+    in every order, so they check the fragment layouts, not this order."""
+    from fractions import Fraction
+
+    a = np.asarray(a, np.float64)
+    b = np.asarray(b, np.float64)
+    d = np.array(c, np.float64, copy=True)
+    if not (np.isfinite(a).all() and np.isfinite(b).all() and np.isfinite(d).all()):
+        for k in range(a.shape[2]):                        # NaN/Inf: IEEE arithmetic decides
+            with np.errstate(invalid="ignore", over="ignore"):
+                d = a[:, :, k, None] * b[:, None, k, :] + d
+        return d
+    W, M, K = a.shape
+    N = b.shape[2]
+    fa = [[[Fraction(float(x)) for x in row] for row in w] for w in a]
+    fb = [[[Fraction(float(x)) for x in row] for row in w] for w in b]
+    out = np.empty((W, M, N), np.float64)
+    for w in range(W):
+        for m in range(M):
+            for n in range(N):
+                acc = float(d[w, m, n])
+                for k in range(K):
+                    x = fa[w][m][k] * fb[w][k][n] + Fraction(acc)
+                    acc = _round_f64(x)
+                out[w, m, n] = acc
+    return out
+
+
+def _round_f64(x) -> float:
+    """A Fraction rounded to the nearest float64 (ties to even; overflow to +-Inf)."""
+    try:
+        return x.numerator / x.denominator
+    except OverflowError:
+        return float("inf") if x > 0 else float("-inf")

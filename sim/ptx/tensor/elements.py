@@ -24,7 +24,9 @@ class ElementType:
     """One PTX element type as a tensor-core operand.
 
     ``bits`` is the width of one element inside a packed register (tf32 occupies a whole 32-bit
-    register); ``np_dtype`` is the numpy/ml_dtypes type of its values; ``integer`` marks s8/u8/s32.
+    register, f64 a 64-bit one; s4/u4 and b1 pack 8 and 32 to a register); ``np_dtype`` is the
+    numpy/ml_dtypes type of its values (the narrowest numpy integer for sub-byte types);
+    ``integer`` marks s4/u4/b1/s8/u8/s32.
     """
 
     name: str
@@ -45,6 +47,9 @@ ELEMENT_TYPES: dict[str, ElementType] = {
     "s8": ElementType("s8", 8, np.int8, True, True),
     "u8": ElementType("u8", 8, np.uint8, True, False),
     "s32": ElementType("s32", 32, np.int32, True, True),
+    "s4": ElementType("s4", 4, np.int8, True, True),
+    "u4": ElementType("u4", 4, np.uint8, True, False),
+    "b1": ElementType("b1", 1, np.uint8, True, False),
     "b16": ElementType("b16", 16, np.uint16, True, False),
 }
 
@@ -65,7 +70,10 @@ def decode(bits: np.ndarray, etype: str) -> np.ndarray:
     tf32 ignores the low 13 mantissa bits of its 32-bit word, as the tensor cores do.
     """
     et = element_type(etype)
-    raw = np.asarray(bits).astype(_UINT[et.bits] if et.bits < 64 else np.uint64)
+    if et.bits < 8:                                  # s4/u4/b1: the low bits, sign-extended for s4
+        v = np.asarray(bits).astype(np.int64) & ((1 << et.bits) - 1)
+        return v - ((v >> (et.bits - 1)) << et.bits) if et.signed else v
+    raw = np.asarray(bits).astype(_UINT[et.bits])
     if etype == "tf32":
         raw = raw & np.uint32(0xFFFFE000)
     vals = raw.view(et.np_dtype)
@@ -73,8 +81,13 @@ def decode(bits: np.ndarray, etype: str) -> np.ndarray:
 
 
 def encode(values: np.ndarray, etype: str) -> np.ndarray:
-    """Values -> bit patterns as uint32 (float narrowing rounds to nearest even; ints wrap)."""
+    """Values -> bit patterns as uint32, uint64 for f64 (float narrowing rounds to nearest even;
+    ints wrap)."""
     et = element_type(etype)
+    if et.bits < 8:
+        return (np.asarray(values).astype(np.int64) & ((1 << et.bits) - 1)).astype(np.uint32)
+    if et.bits == 64:
+        return np.asarray(values).astype(et.np_dtype).view(np.uint64)
     if et.integer:
         v = np.asarray(values).astype(np.int64).astype(et.np_dtype)
     else:

@@ -18,8 +18,10 @@ def test_the_table_knows_what_was_added_and_what_is_left():
     rows = {r[0].strip("`"): r for r in coverage.opcode_rows()}
     for name in ("set", "cvt.pack", "bfind", "bmsk", "vadd", "vmad", "vset4", "movmatrix", "szext", "fns"):
         assert rows[name][4] == "yes", name
-    assert rows["mma.sp"][4] == "no"
-    assert rows["mma"][4] == "partial"
+    assert rows["mma.sp"][4] == "partial"
+    assert rows["mma"][4] == "yes"
     forms = {(r[0], r[1], r[2]): r[3] for r in coverage.tensor_rows()}
     assert forms[("wmma.mma", "m16n16k16", "bf16 -> f32")] == "yes"
-    assert forms[("mma.sync", "m8n8k4", "f64 -> f64")] == "no"
+    assert forms[("mma.sync", "m8n8k4", "f64 -> f64")] == "yes"
+    assert forms[("mma.sp", "m16n8k32", "s8 -> s32")] == "yes"
+    assert forms[("mma.sp", "m16n8k16", "tf32 -> f32")] == "no"

@@ -26,14 +26,7 @@ TRUTH = np.load(ISA / "h200.npz")
 
 #: programs the simulator does not reproduce yet (strict xfail: a fix makes the test fail until the
 #: program leaves this list)
-NOT_YET: dict[str, str] = {n: "not simulated yet" for n in """
-
-mma_m16n8k128_b1 mma_m16n8k16_e4m3_f16 mma_m16n8k16_f64 mma_m16n8k256_b1 mma_m16n8k32_u4 mma_m16n8k4_f64
-mma_m16n8k64_s4 mma_m16n8k8_f64 mma_m8n8k128_b1 mma_m8n8k32_s4 mma_m8n8k4_f16_f16
-mma_m8n8k4_f16_f32 mma_m8n8k4_f64 mma_sp_m16n8k16_f16 mma_sp_m16n8k16_f16_sel1 mma_sp_m16n8k32_f16
-mma_sp_m16n8k32_s8 wmma_m16n16k8_tf32
-wmma_m32n8k16_f16 wmma_m8n32k16_bf16 wmma_m8n8k128_b1_and wmma_m8n8k128_b1_xor wmma_m8n8k32_s4
-wmma_m8n8k32_u4 wmma_m8n8k4_f64""".split()}
+NOT_YET: dict[str, str] = {}
 
 
 #: output words whose upper bits the ISA leaves to the compiler: ``cvt.u32.u16 %r, %h`` of the

@@ -110,3 +110,24 @@ def test_sampling_extrapolates_waves():
 def test_no_timing_no_cost():
     r = sim.run_kernel(isa.loads(_kernel("")), "k", 1, 32, [np.zeros(32, np.float32), np.uint32(0)])
     assert r.timing is None and r.complete and not r.sampled
+
+
+def test_l1_looks_up_one_line_per_clock():
+    """A warp load costs the L1 its distinct 128-byte lines, not its sectors / 4 (ncu_deep: sgemm_naive
+    moves one sector-per-line request through the L1 per clock and stalls on lg_throttle)."""
+    P = load_params()
+    ld = OpFacts("ld.global.f32", "lsu", 32.0, "long_scoreboard", (), (0,))
+
+    def run(lines):
+        sm = SM([ld], P, ctas_per_sm=1, warps_per_cta=8, l1_lines=4096, l2_hit=1.0, dram_bpc=64.0, l2_bpc=64.0)
+        acc = (("g", "load", len(lines) if len(lines) > 1 else 4, tuple(lines)),)
+        return sm.run([[[(0, acc)] * 100 for _ in range(8)]])
+
+    strided = run(list(range(32)))         # one lane per line: 32 sectors in 32 lines
+    coalesced = run([0])                   # 32 lanes x 4 B: 4 sectors in one line
+    assert strided.busy["l1"] == pytest.approx(8 * 100 * 32)
+    assert coalesced.busy["l1"] == pytest.approx(8 * 100)
+    assert strided.cycles >= 8 * 100 * 32
+    assert coalesced.cycles < 8 * 100 * 32 / 4
+    # the issue queue is full most of the time: warps wait to issue (lg_throttle)
+    assert strided.stalls.cycles["lg_throttle"] > 0.5 * strided.stalls.total()

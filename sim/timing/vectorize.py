@@ -1,0 +1,130 @@
+"""Which scalar shared-memory loads ptxas merges into one vector load (LDS.64 / LDS.128).
+
+The timing model prices PTX, but the H200 runs what ptxas emits, and ptxas merges scalar loads from
+one base register at adjacent offsets (``ld.shared.f32 [%r6]; ... [%r6+4]; ... [%r6+8]; ...
+[%r6+12]``) into one 128-bit load when it can prove the address 16-byte aligned. That changes the
+shared-memory cost four-fold for a column read of a 32 x 32 tile: four 32-way conflicted LDS.32 are
+128 wavefronts, one LDS.128 is 32 (a quarter-warp of 8 lanes per group, 8 rows in the same banks).
+Measured (``../shared/corpus/h200/ncu_deep.json``, ``l1tex__data_pipe_lsu_wavefronts_mem_shared.sum``):
+
+* ``sgemm_smem_conflict`` small launch: 112,152 wavefronts; PTX priced scalar: 406,272; merged: 112,896.
+* ``sgemm_smem_tiled32`` perf: 3,227 per warp, merged model 3,200 (As[ty][k] broadcast as LDS.128:
+  2 wavefronts per 4 k, Bs[k][tx] stays LDS.32), scalar 4,224.
+* ``sgemm_smem_padded`` (rows of 33 words, not 16-byte aligned) stays scalar: 4,257 per warp.
+
+What is modelled (a static pass over the kernel plus a run-time check):
+
+* candidates are non-volatile ``ld.shared`` of 4- or 8-byte scalars (``.f32/.b32/.u32/.s32``,
+  ``.f64/.b64/.u64/.s64``) in one basic block, addressed ``[%base+offset]``, same base, type and guard;
+* a group ends at a write to the base register, a shared store or atomic, a barrier or fence, a call;
+* within a group, offsets ``o, o+w, o+2w, o+3w`` with ``o`` a multiple of ``4w`` (16 bytes at most,
+  so only for 4-byte loads) become one 16-byte load, else pairs ``o, o+w`` with ``o`` a multiple of
+  ``2w`` one ``2w``-byte load;
+* ptxas must prove alignment statically; the model checks it on the warp's run-time addresses
+  (all active lanes aligned to the vector width) and keeps the loads scalar otherwise.
+
+The first load of a group in program order (the *leader*) carries the vector access; the others
+(*followers*) cost no issue slot and no wavefronts and complete with the leader. This is an
+approximation of ptxas (it may also reorder, or decline when registers are short): *modelled*.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+_WIDTH = {"f32": 4, "b32": 4, "u32": 4, "s32": 4, "f64": 8, "b64": 8, "u64": 8, "s64": 8}
+_BREAK_OPCODES = {"bar", "barrier", "membar", "fence", "call", "ret", "exit", "bra", "brx", "atom", "red",
+                  "st", "cp", "wgmma", "mbarrier", "stmatrix"}
+
+
+@dataclass(frozen=True)
+class Merge:
+    """One pc of a merged group: ``leader`` pc, vector ``width`` bytes, ``lane_bytes`` of the scalar."""
+
+    leader: int
+    width: int
+    lane_bytes: int
+
+
+def _scalar_shared_load(ins):
+    from isa import ir
+
+    if ins.opcode != "ld" or "shared" not in ins.modifiers or "volatile" in ins.modifiers:
+        return None
+    if any(m in ("v2", "v4", "v8") for m in ins.modifiers):
+        return None
+    w = next((_WIDTH[m] for m in ins.modifiers if m in _WIDTH), None)
+    if w is None or len(ins.operands) != 2:
+        return None
+    adr = ins.operands[1]
+    if not isinstance(adr, ir.Address) or not isinstance(adr.base, ir.Register) or adr.index is not None:
+        return None
+    g = ins.guard
+    return adr.base.name, w, (g.register, g.negated) if g else None, int(adr.offset or 0)
+
+
+def merged_loads(state) -> dict[int, Merge]:
+    """pc -> :class:`Merge` for every shared load ptxas would merge, over the launch's functions
+    (``sim.ptx`` launch state: ``funcs`` with ``fn`` and ``base``)."""
+    from isa.semantics import registers
+
+    out: dict[int, Merge] = {}
+    for info in getattr(state, "funcs", ()):
+        fn, base = info.fn, info.base
+        ins = fn.instructions
+        starts = set(fn.labels.values())
+        groups: dict[tuple, list] = {}
+
+        def close(keys):
+            for key in keys:
+                lst = groups.pop(key, [])
+                _merge(lst, key[1], out)
+
+        for k, i in enumerate(ins):
+            if k in starts:
+                close(list(groups))
+            c = _scalar_shared_load(i)
+            if c is not None:
+                reg, w, guard, off = c
+                groups.setdefault((reg, w, guard), []).append((base + k, off))
+                dst = registers(i).writes
+                hit = [key for key in groups if key[0] in dst]
+                close(hit)
+                continue
+            if i.opcode in _BREAK_OPCODES:
+                close(list(groups))
+                continue
+            try:
+                writes = set(registers(i).writes)
+            except Exception:  # noqa: BLE001 - an instruction without tables ends every group
+                close(list(groups))
+                continue
+            close([key for key in groups if key[0] in writes])
+        close(list(groups))
+    return out
+
+
+def _merge(lst, w: int, out: dict) -> None:
+    if len(lst) < 2:
+        return
+    by_off: dict[int, int] = {}
+    for pc, off in lst:
+        by_off.setdefault(off, pc)          # a repeated offset: the first load only
+    taken: set[int] = set()
+    for o in sorted(by_off):
+        if o in taken:
+            continue
+        for n in (4, 2):
+            if n * w > 16 or o % (n * w):
+                continue
+            offs = [o + j * w for j in range(n)]
+            if all(x in by_off and x not in taken for x in offs):
+                pcs = [by_off[x] for x in offs]
+                lead = min(pcs)
+                for pc in pcs:
+                    out[pc] = Merge(lead, n * w, w)
+                taken.update(offs)
+                break
+
+
+__all__ = ["Merge", "merged_loads"]
