@@ -589,16 +589,12 @@ def execute(module, spec: LaunchSpec, kernel: str | None = None, *, inputs: Mapp
     ``run_kernel``'s ``memory_model``/``seed`` (:mod:`sim.ptx.order`)."""
     import time
 
-    import sim
-    from isa.errors import SimulationError
+    from sim.ptx.run import run_kernel
 
     fn = kernel_function(module, spec, kernel)
     decoded = dict(inputs) if inputs is not None else build_inputs(
         spec, seed if seed is not None else spec.seed_for(fn.name))
     device = device_buffers(spec, decoded)
-    run_kernel = getattr(sim, "run_kernel", None)
-    if run_kernel is None:
-        raise SimulationError("the PTX simulator engine (sim.run_kernel) is not part of this build")
     t0 = time.perf_counter()
     result = run_kernel(module, fn.name, spec.grid, spec.block, kernel_args(spec, device, decoded),
                         spec.shared_bytes(module.target), listeners=tuple(listeners),

@@ -1038,44 +1038,33 @@ def _epilogue(k: _K, rbase: str, cbase: str, entries, acc_type: str) -> None:
         _store(k, vals, out, ptr, dc * osz, pair, q0, q1)
 
 
+#: the epilogue's spelling per accumulator type: register kind, alpha multiply, zeroing, beta multiply-add
+_EPILOGUE = {"s32": ("b32", "mul.lo.s32", "mov.u32 {}, 0", "mad.lo.s32"),
+             "f32": ("f32", "mul.f32", "mov.f32 {}, 0f00000000", "fma.rn.f32")}
+
+
 def _alpha_beta(k, accs, acc_type, ptr, off, pair, q0, q1):
     em, cfg, R = k.em, k.cfg, k.regs
     out = cfg.out_dtype
     osz = OSIZE[out]
     addr, addr1 = f"[{ptr}+{off}]", f"[{ptr}+{off + osz}]"
-    if acc_type == "s32":
-        vals = []
-        for a in accs:
-            v = em.reg("b32")
-            em("mul.lo.s32 {}, {}, {}", v, a, R["alpha"])
-            vals.append(v)
-        if cfg.beta != 0:
-            c = em.regs("b32", 2)
-            for r in c:
-                em("mov.u32 {}, 0", r)
-            if pair:
-                em("@{} ld.global.v2.s32 {{{}, {}}}, {}", q0, c[0], c[1], addr)
-            else:
-                em("@{} ld.global.s32 {}, {}", q0, c[0], addr)
-                em("@{} ld.global.s32 {}, {}", q1, c[1], addr1)
-            for v, cc in zip(vals, c):
-                em("mad.lo.s32 {}, {}, {}, {}", v, cc, R["beta"], v)
-        return vals
+    kind, mul, zero, fma = _EPILOGUE["s32" if acc_type == "s32" else "f32"]
     vals = []
     for a in accs:
-        v = em.reg("f32")
-        em("mul.f32 {}, {}, {}", v, a, R["alpha"])
+        v = em.reg(kind)
+        em(mul + " {}, {}, {}", v, a, R["alpha"])
         vals.append(v)
     if cfg.beta != 0:
-        c = em.regs("f32", 2)
+        c = em.regs(kind, 2)
         for r in c:
-            em("mov.f32 {}, 0f00000000", r)
-        if out == "f32":
+            em(zero, r)
+        if acc_type == "s32" or out == "f32":
+            t = "s32" if acc_type == "s32" else "f32"
             if pair:
-                em("@{} ld.global.v2.f32 {{{}, {}}}, {}", q0, c[0], c[1], addr)
+                em("@{} ld.global.v2.%s {{{}, {}}}, {}" % t, q0, c[0], c[1], addr)
             else:
-                em("@{} ld.global.f32 {}, {}", q0, c[0], addr)
-                em("@{} ld.global.f32 {}, {}", q1, c[1], addr1)
+                em("@{} ld.global.%s {}, {}" % t, q0, c[0], addr)
+                em("@{} ld.global.%s {}, {}" % t, q1, c[1], addr1)
         else:
             h = em.regs("b16", 2)
             for r in h:
@@ -1091,7 +1080,7 @@ def _alpha_beta(k, accs, acc_type, ptr, off, pair, q0, q1):
                 else:
                     em("cvt.f32.f16 {}, {}", cc, hh)
         for v, cc in zip(vals, c):
-            em("fma.rn.f32 {}, {}, {}, {}", v, cc, R["beta"], v)
+            em(fma + " {}, {}, {}, {}", v, cc, R["beta"], v)
     return vals
 
 

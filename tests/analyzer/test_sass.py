@@ -167,3 +167,20 @@ def test_kernlens_run_sass_without_tools_notes_it(no_tools, capsys):
 
     assert kmain(["run", str(SGEMM), "--launch", f"{EXAMPLES / 'manifest.json'}#sgemm_tiled", "--sass"]) == 0
     assert "note: SASS needs ptxas" in capsys.readouterr().err
+
+
+def test_text_opcode_tables_show_the_25_most_frequent_and_how_many_more(tools, capsys):
+    code, out, _ = run(capsys, WMMA, "--sass", "--format", "json")
+    k = json.loads(out)["kernels"][0]
+    ptx, sass = k["opcodes"], k["sass"]["opcodes"]
+    code, text, _ = run(capsys, WMMA, "--sass")
+    ptx_part, sass_part = text.split("\nopcodes")[1].split("SASS opcodes")
+
+    def rows(part):
+        return [[c.strip() for c in line.split("│")[1:3]] for line in part.splitlines() if line.startswith("│")]
+
+    top = sorted(sass.items(), key=lambda kv: (-kv[1], kv[0]))
+    got = rows(sass_part.split("expectations")[0])
+    assert got[:25] == [[n, str(c)] for n, c in top[:25]]
+    assert len(sass) > 25 and got[25] == [f"... {len(sass) - 25} more", ""]
+    assert len(ptx) <= 25 and rows(ptx_part) == [[n, str(c)] for n, c in sorted(ptx.items(), key=lambda kv: (-kv[1], kv[0]))]
