@@ -47,6 +47,9 @@ DELAY = (4, 48)                 # steps: store-buffer delays and read lags, unif
 class Order:
     """Per-launch ordering state; ``M`` is the machine."""
 
+    #: steps after which a buffered store is visible to every observer without a fence (delay and read lag)
+    horizon = 2 * DELAY[1]
+
     def __init__(self, M, races: bool, relaxed: bool, seed: int = 0):
         self.M = M
         self.relaxed = relaxed
