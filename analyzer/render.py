@@ -139,7 +139,7 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
 
 def _opcode_table(title: str, opcodes: dict[str, int], shown: int = 25):
     """The ``shown`` most frequent opcodes (static counts; ties by name) and how many more there are."""
-    from rich.table import Table
+    from .plaintext import Table
 
     t = Table(title=title, title_justify="left")
     t.add_column("opcode")

@@ -36,6 +36,9 @@ def main() -> int:
     wall = time.perf_counter() - t0
     print(f"{cfg.kernel_name} {n}^3: {wall:.1f} s wall on {jobs} cores (measured), grid {list(spec.grid)}, "
           f"problems {len(ex.problems)}, reference check {'PASS' if report and report.passed else 'FAIL'}")
+    for o in (report.reports if report else []):
+        print(f"  {o.name}: {o.n_bad} of {o.n} outside rtol {o.rtol:g} + atol {o.atol:.3g}; max abs error "
+              f"{o.max_abs:.3g}")
     return 0 if report and report.passed and not ex.problems else 1
 
 
