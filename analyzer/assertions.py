@@ -232,6 +232,10 @@ class SassCheck:
         if exactly is None and at_least is None and at_most is None:
             at_least = 1
         if at_least is not None and n < at_least:
+            if not hits:
+                from .report import sass_nearest
+
+                self._fail(f"{name} >= {at_least}", str(n), sass_nearest(self.kernel, name), "nearest instructions")
             self._fail(f"{name} >= {at_least}", str(n), hits, "matching instructions")
         if at_most is not None and n > at_most:
             self._fail(f"{name} <= {at_most}", str(n), hits, "matching instructions")

@@ -13,7 +13,6 @@ KL005       a precision-mode rule is broken (``--precision-mode``)
 
 from __future__ import annotations
 
-import io
 import re
 from pathlib import Path
 
@@ -44,11 +43,9 @@ def _fmt(v) -> str:
 
 
 def render_text(reports: list[KernelReport], *, width: int | None = None, precision: dict | None = None) -> str:
-    buf = io.StringIO()
-    from rich.console import Console  # imported here: JSON and SARIF runs never load rich
-    from rich.table import Table
+    from .plaintext import Console, Table  # rich's output, without rich where it is not needed
 
-    console = Console(file=buf, width=width or 110, force_terminal=False, color_system=None, highlight=False)
+    console = Console(width=width or 110)
     for r in reports:
         data = r.to_json()
         dyn = data["dynamic"]
@@ -113,25 +110,17 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
         console.print(classes)
         if not dyn["exact"]:
             console.print("≈: an estimate (see 'estimate rests on'); numbers without it are exact", markup=False)
-        ops = Table(title="opcodes", title_justify="left")
-        ops.add_column("opcode")
-        ops.add_column("static", justify="right")
-        for name, n in sorted(data["opcodes"].items(), key=lambda t: (-t[1], t[0]))[:25]:
-            ops.add_row(name, str(n))
-        if len(data["opcodes"]) > 25:
-            ops.add_row(f"... {len(data['opcodes']) - 25} more", "")
-        console.print(ops)
+        console.print(_opcode_table("opcodes", data["opcodes"]))
         if with_sass:
-            sops = Table(title="SASS opcodes", title_justify="left")
-            sops.add_column("opcode")
-            sops.add_column("static", justify="right")
-            for name, n in sorted(sass["opcodes"].items(), key=lambda t: (-t[1], t[0]))[:25]:
-                sops.add_row(name, str(n))
-            if len(sass["opcodes"]) > 25:
-                sops.add_row(f"... {len(sass['opcodes']) - 25} more", "")
-            console.print(sops)
+            console.print(_opcode_table("SASS opcodes", sass["opcodes"]))
         elif sass:
             console.print(f"note: SASS: {sass['note']}", markup=False)
+        if r.outcomes and r.outcomes[0].parts:
+            console.print(f"mix kernel '{r.mix_of}': expectations checked once, on both code segments "
+                          f"({' + '.join(p.name for p, _ in r.outcomes[0].parts)})", markup=False)
+        elif r.mix_of is not None and not r.outcomes:
+            console.print(f"mix kernel '{r.mix_of}': its expectations are checked with its cube segment",
+                          markup=False)
         if r.outcomes:
             ex = Table(title="expectations", title_justify="left")
             ex.add_column("expectation")
@@ -151,7 +140,21 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
         if not precision["violations"]:
             console.print(f"precision: complies with {precision['mode']} "
                           f"({precision['checked']} arithmetic instructions checked)", markup=False)
-    return buf.getvalue()
+    return console.getvalue()
+
+
+def _opcode_table(title: str, opcodes: dict[str, int], shown: int = 25):
+    """The ``shown`` most frequent opcodes (static counts; ties by name) and how many more there are."""
+    from .plaintext import Table
+
+    t = Table(title=title, title_justify="left")
+    t.add_column("opcode")
+    t.add_column("static", justify="right")
+    for name, n in sorted(opcodes.items(), key=lambda kv: (-kv[1], kv[0]))[:shown]:
+        t.add_row(name, str(n))
+    if len(opcodes) > shown:
+        t.add_row(f"... {len(opcodes) - shown} more", "")
+    return t
 
 
 def _guesses(dyn: dict) -> str:
@@ -173,9 +176,14 @@ def _guesses(dyn: dict) -> str:
 
 
 def render_json(reports: list[KernelReport], *, precision: dict | None = None) -> str:
+    return render_json_kernels([r.to_json() for r in reports], precision=precision)
+
+
+def render_json_kernels(kernels: list[dict], *, precision: dict | None = None) -> str:
+    """The JSON document of the kernels' ``to_json()`` sections (kept without their reports)."""
     doc = {"tool": "kernlens validate-kernel", "format": 1,
-           "ok": all(o.holds for r in reports for o in r.outcomes) and not (precision or {}).get("violations"),
-           "kernels": [r.to_json() for r in reports]}
+           "ok": all(o["result"] == "pass" for k in kernels for o in k.get("expectations", ())) and not (precision or {}).get("violations"),
+           "kernels": kernels}
     if precision is not None:
         doc["precision"] = precision
     return dumps(doc) + "\n"
@@ -189,34 +197,53 @@ def _location(path: str, line: int, kernel: str) -> dict:
 
 
 def render_sarif(reports: list[KernelReport], *, precision: dict | None = None) -> str:
+    return render_sarif_results([res for r in reports for res in sarif_results(r)], precision=precision)
+
+
+def sarif_results(r: KernelReport) -> list[dict]:
+    """The SARIF results of one kernel's report."""
     results = []
-    for r in reports:
-        for o in r.outcomes:
-            if o.holds:
-                continue
-            rule = "KL002" if o.expectation.text.startswith("--forbid") else "KL001"
-            lines = [r.instructions[k].span.line for k in (o.matches or o.nearest)] or [r.function.span.line]
+    for o in r.outcomes:
+        if o.holds:
+            continue
+        rule = "KL002" if o.expectation.text.startswith("--forbid") else "KL001"
+        # sass: outcomes point at the PTX lines their SASS instructions came from (-lineinfo); a mix
+        # kernel's, at the instructions of both its code segments
+        shown = [(rr, k, rr._expectation_lines(o, [k])[0]) for rr, k in r.shown(o)]
+        lines = [ln for _, _, ln in shown if ln > 0] or [r.function.span.line]
+        related = []
+        for n, (rr, k, ln) in enumerate(shown[1:], 1):      # the first is the result's own location
+            text = rr.sass.where(k) if o.level == "sass" else rr.where(k)
+            related.append({"id": n, **_location(rr.path, ln or rr.function.span.line, rr.name),
+                            "message": {"text": text}})
+        results.append({
+            "ruleId": rule, "level": "error",
+            "message": {"text": o.message(r)},
+            "locations": [_location(r.path, lines[0], r.name)],
+            "relatedLocations": related,
+            "properties": {"kernel": o.mix or r.name, "expectation": str(o.expectation), "found": o.found,
+                           "level": o.level, "instructions": "nearest" if not o.matches else "matching"},
+        })
+    spills = r.matching("SPILL")
+    if spills:
+        results.append({
+            "ruleId": "KL003", "level": "warning",
+            "message": {"text": f"kernel '{r.name}': {len(spills)} local-memory instructions (spills)"},
+            "locations": [_location(r.path, r.instructions[spills[0]].span.line, r.name)],
+        })
+    for li in r.loops:
+        if li.trips is None and r.estimate.counts.get(li.header, 0) > 0:
             results.append({
-                "ruleId": rule, "level": "error",
-                "message": {"text": o.message(r)},
-                "locations": [_location(r.path, lines[0], r.name)],
-                "relatedLocations": [{"id": n, **_location(r.path, ln, r.name)} for n, ln in enumerate(lines[1:5], 1)],
-                "properties": {"kernel": r.name, "expectation": str(o.expectation), "found": o.found},
+                "ruleId": "KL004", "level": "note",
+                "message": {"text": f"kernel '{r.name}': loop trip count unknown: {li.reason}"},
+                "locations": [_location(r.path, li.first_line, r.name)],
             })
-        spills = r.matching("SPILL")
-        if spills:
-            results.append({
-                "ruleId": "KL003", "level": "warning",
-                "message": {"text": f"kernel '{r.name}': {len(spills)} local-memory instructions (spills)"},
-                "locations": [_location(r.path, r.instructions[spills[0]].span.line, r.name)],
-            })
-        for li in r.loops:
-            if li.trips is None and r.estimate.counts.get(li.header, 0) > 0:
-                results.append({
-                    "ruleId": "KL004", "level": "note",
-                    "message": {"text": f"kernel '{r.name}': loop trip count unknown: {li.reason}"},
-                    "locations": [_location(r.path, li.first_line, r.name)],
-                })
+    return results
+
+
+def render_sarif_results(results: list[dict], *, precision: dict | None = None) -> str:
+    """The SARIF document of the kernels' results and the precision check's violations."""
+    results = list(results)
     for v in (precision or {}).get("violations", ()):
         results.append({"ruleId": "KL005", "level": "error", "message": {"text": v["message"]},
                         "locations": [_location(v["file"], v["line"], v.get("kernel", ""))]})

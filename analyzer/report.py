@@ -13,6 +13,7 @@ Works on any ISA the front ends read: instruction facts come through
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -43,9 +44,28 @@ class Outcome:
     matches: list[int] = field(default_factory=list)     # instruction indices that match
     nearest: list[int] = field(default_factory=list)     # closest candidates when it fails
     level: str = "ptx"                                   # 'sass': indices into the kernel's SASS
+    # a mix kernel's outcome (check_mix): its name and, per code segment, the segment's report and
+    # outcome (found, matches and nearest there); found is their sum
+    mix: str | None = None
+    parts: tuple = ()
 
     def message(self, report: "KernelReport") -> str:
         e = self.expectation
+        if self.parts:
+            halves = ", ".join(f"{r.name} {o.found}" for r, o in self.parts)
+            head = (f"mix kernel '{self.mix}': expected {e.name} {e.op} {e.count}, found {self.found} ({halves})"
+                    + (f" (from {e.text})" if e.text.startswith("--") else ""))
+            if self.holds:
+                return head
+            lines = [head]
+            for r, o in self.parts:
+                shown = o.nearest if not self.found else o.matches
+                if shown:
+                    lines.append(f"  {'nearest' if not self.found else 'matching'} instructions in {r.name}:")
+                    lines += ["    " + r.where(k) for k in shown[:5]]
+            if len(lines) == 1:
+                lines.append("  no similar instructions in this kernel")
+            return "\n".join(lines)
         head = (f"kernel '{report.name}': expected {e.name} {e.op} {e.count}, found {self.found}"
                 + (f" (from {e.text})" if e.text.startswith("--") else ""))
         if self.holds:
@@ -76,6 +96,25 @@ class KernelReport:
     # the SASS ptxas made of the kernel (``analyze_function(..., sass=True)``), or why there is none
     sass: object | None = None
     sass_note: str | None = None
+    # the mix kernel (``.mix``) this report is a code segment of, where it is one (check_mix)
+    mix_of: str | None = None
+    # the bodies of the device functions this function calls, counted at their call sites:
+    # (index of the call instruction, the callee's report with its own calls inlined in turn)
+    inlined: list[tuple[int, "KernelReport"]] = field(default_factory=list)
+    # what the call expansion and the generic-address resolution left out or decided
+    call_notes: list[str] = field(default_factory=list)
+    # generic memory instructions (own index) -> the state space their address was traced to
+    resolved_spaces: dict[int, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        own = list(self.function.instructions)
+        self._own = len(own)
+        # extended index -> (call-site index in this function, callee report, index in the callee)
+        self._origin: list[tuple[int, "KernelReport", int]] = []
+        for site, sub in self.inlined:
+            own.extend(sub.instructions)
+            self._origin.extend((site, sub, j) for j in range(len(sub.instructions)))
+        self._instructions = own
 
     # ---- static -----------------------------------------------------------------------------
 
@@ -85,7 +124,14 @@ class KernelReport:
 
     @property
     def instructions(self) -> list[Instruction]:
-        return self.function.instructions
+        """The function's instructions, then those of the functions it calls (each call site's
+        callee body once, in call order; :meth:`call_site` tells where an index came from)."""
+        return self._instructions
+
+    def call_site(self, k: int) -> int | None:
+        """For an instruction of a called function, the index of the kernel's ``call`` it runs
+        under; None for the function's own instructions."""
+        return None if k < self._own else self._origin[k - self._own][0]
 
     @property
     def path(self) -> str:
@@ -132,20 +178,21 @@ class KernelReport:
         line = ins.span.line
         text = self.module.source_line(line) if line else None
         text = (text or str(ins)).strip()
+        chain = []
+        rep = self
+        while k >= rep._own:
+            site, sub, k = rep._origin[k - rep._own]
+            chain.append(f"line {rep.function.instructions[site].span.line} calls {sub.name}")
+            rep = sub
+        if chain:
+            text += f"  (in {rep.name}: {', '.join(chain)})"
         return f"{self.path}:{line}: {text}"
 
     def nearest(self, name: str, limit: int = 3) -> list[int]:
         """Instructions closest to what a failed expectation asked for."""
         ins = self.instructions
         if is_class_name(name):
-            related = _RELATED.get(name, ())
-            for cls in related:
-                hits = [k for k, info in enumerate(self.infos) if cls in info.classes]
-                if hits:
-                    return hits[:limit]
-            prefix = name.split("_")[0]
-            hits = [k for k, info in enumerate(self.infos) if any(c.startswith(prefix) for c in info.classes)]
-            return hits[:limit]
+            return nearest_by_class(name, self.infos, limit)
         pat = compile_pattern(name, self.module.isa)
         scored = sorted(((pat.similarity(i, self.module.isa), k) for k, i in enumerate(ins)), key=lambda t: (-t[0], t[1]))
         return [k for s, k in scored[:limit] if s >= 1.0]
@@ -157,6 +204,9 @@ class KernelReport:
         return [self.estimate.loops[h] for h in sorted(self.estimate.loops)]
 
     def loop_depth(self, k: int) -> int:
+        if k >= self._own:
+            site, sub, j = self._origin[k - self._own]
+            return self.cfg.depth_of_instruction(site) + sub.loop_depth(j)
         return self.cfg.depth_of_instruction(k)
 
     @property
@@ -189,7 +239,7 @@ class KernelReport:
                 for sub in op.items:
                     visit(sub)
 
-        for ins in self.instructions:
+        for ins in self.function.instructions:
             for op in ins.operands:
                 t = type(op)
                 if t is Register or t is Immediate:
@@ -224,13 +274,22 @@ class KernelReport:
     # ---- dynamic ----------------------------------------------------------------------------
 
     def instruction_counts(self) -> list[float]:
-        """Per-thread executions of every instruction."""
+        """Per-thread executions of every instruction (a called function's: its executions per
+        call times the executions of the call site)."""
         counts = self.estimate.counts
-        return [counts.get(self.cfg.block_of_index[k], 0.0) for k in range(len(self.instructions))]
+        out = [counts.get(self.cfg.block_of_index[k], 0.0) for k in range(self._own)]
+        for site, sub in self.inlined:
+            c = out[site]
+            out.extend(c * x for x in sub.instruction_counts())
+        return out
 
     def instruction_exact(self) -> list[bool]:
         ex = self.estimate.exact
-        return [ex.get(self.cfg.block_of_index[k], False) for k in range(len(self.instructions))]
+        out = [ex.get(self.cfg.block_of_index[k], False) for k in range(self._own)]
+        for site, sub in self.inlined:
+            e = out[site]
+            out.extend(e and x for x in sub.instruction_exact())
+        return out
 
     def _work_notes(self) -> list[str]:
         """Say which instructions' work is only known at run time (Ascend-like count operands in
@@ -321,7 +380,7 @@ class KernelReport:
             "mix_exact": {k: k not in mix_inexact for k in sorted(mix)},
             "units": {k: _num(v * scale) for k, v in sorted(units.items())},
             "work_by_kind": {k: _num(v * scale) for k, v in sorted(by_kind.items())},
-            "notes": list(dict.fromkeys(self.estimate.notes + self._work_notes())),
+            "notes": list(dict.fromkeys(self.estimate.notes + self._work_notes() + self.call_notes)),
             "missing_params": sorted(self.estimate.missing_params),
             "assumed_iterations": self.estimate.assumed_iterations,
             # what every inexact figure above rests on, and what would make it exact
@@ -370,7 +429,9 @@ class KernelReport:
                 k = self._sass_or_raise(e.name)
                 _check_sass_name(e.name[5:])
                 matches = k.matching(e.name[5:])
-                out.append(Outcome(e, len(matches), e.holds(len(matches)), matches, [], "sass"))
+                holds = e.holds(len(matches))
+                nearest = [] if holds or matches else sass_nearest(k, e.name[5:])
+                out.append(Outcome(e, len(matches), holds, matches, nearest, "sass"))
                 continue
             if e.is_class:
                 _check_class_name(e.name, self.module.isa)
@@ -389,11 +450,39 @@ class KernelReport:
             return {"available": False, "note": self.sass_note}
         return None
 
-    def _expectation_lines(self, o: Outcome) -> list[int]:
+    def _expectation_lines(self, o: Outcome, which: list[int] | None = None) -> list[int]:
+        """Source lines of an outcome's instructions (``which``: its matches by default); for
+        ``sass:`` outcomes the PTX line each SASS instruction came from (0 where none is known)."""
+        which = o.matches if which is None else which
         if o.level == "sass":
             ins = self.sass.instructions
-            return [ins[k].loc.line if ins[k].loc is not None else 0 for k in o.matches][:50]
-        return [self.instructions[k].span.line for k in o.matches][:50]
+            return [ins[k].loc.line if ins[k].loc is not None and ins[k].loc.file == 0 else 0 for k in which][:50]
+        return [self.instructions[k].span.line for k in which][:50]
+
+    def shown(self, o: Outcome, limit: int = 5) -> list[tuple["KernelReport", int]]:
+        """The instructions a failed outcome points at, as (report, index): its matches, else the
+        nearest; of both code segments for a mix kernel's outcome."""
+        if o.parts:
+            return [(r, k) for r, o2 in o.parts for k in (o2.matches if o.found else o2.nearest)][:limit]
+        return [(self, k) for k in (o.matches or o.nearest)][:limit]
+
+    def _expectation_json(self, o: Outcome) -> dict:
+        out = {"expectation": str(o.expectation), "name": o.expectation.name, "op": o.expectation.op,
+               "count": o.expectation.count, "found": o.found, "result": "pass" if o.holds else "fail",
+               "level": o.level, "lines": self._expectation_lines(o), "nearest": self._nearest_json(o)}
+        if o.parts:                     # a mix kernel: the lines and nearest of both segments
+            out["mix"] = o.mix
+            out["segments"] = {r.name: o2.found for r, o2 in o.parts}
+            out["lines"] = [ln for r, o2 in o.parts for ln in r._expectation_lines(o2)][:50]
+            out["nearest"] = [n | {"kernel": r.name} for r, o2 in o.parts if not o.found for n in r._nearest_json(o2)]
+        return out
+
+    def _nearest_json(self, o: Outcome) -> list[dict]:
+        if o.level == "sass":
+            return [{"line": line, "instruction": self.sass.instructions[k].full_opcode, "sass_index": k,
+                     "text": self.sass.where(k)} for k, line in zip(o.nearest, self._expectation_lines(o, o.nearest))]
+        return [{"line": self.instructions[k].span.line, "instruction": self.instructions[k].full_opcode}
+                for k in o.nearest]
 
     def to_json(self) -> dict:
         dyn = self.dynamic()
@@ -418,15 +507,15 @@ class KernelReport:
             "local_bytes": self.local_bytes,
             "spills": {"static": classes.get("SPILL", 0), "bytes": dyn["spill_bytes"]["value"]},
             "loops": [li.to_json() for li in self.loops],
+            "calls": [{"line": self.function.instructions[site].span.line, "callee": sub.name,
+                       "instructions": len(sub.instructions)} for site, sub in self.inlined],
+            "generic_resolved": {str(self.function.instructions[k].span.line): sp
+                                 for k, sp in sorted(self.resolved_spaces.items())},
             "max_loop_depth": self.cfg.max_depth,
-            "expectations": [
-                {"expectation": str(o.expectation), "name": o.expectation.name, "op": o.expectation.op,
-                 "count": o.expectation.count, "found": o.found, "result": "pass" if o.holds else "fail",
-                 "level": o.level, "lines": self._expectation_lines(o),
-                 "nearest": [{"line": self.instructions[k].span.line, "instruction": self.instructions[k].full_opcode}
-                             for k in o.nearest]}
-                for o in self.outcomes],
+            "expectations": [self._expectation_json(o) for o in self.outcomes],
         }
+        if self.mix_of is not None:
+            out["mix"] = self.mix_of
         sass = self.sass_json()
         if sass is not None:
             out["sass"] = sass
@@ -445,7 +534,50 @@ _RELATED = {
     "SHUFFLE": ("LOAD_SHARED", "STORE_SHARED", "BARRIER"),
     "ATOMIC": ("REDUCTION", "STORE_GLOBAL"),
     "REDUCTION": ("ATOMIC", "STORE_GLOBAL"),
+    # SASS's tensor-core classes (isa.sass.semantics)
+    "HGMMA": ("HMMA", "TENSOR_CORE", "FP16_FMA", "FP32_FMA"),
+    "HMMA": ("HGMMA", "TENSOR_CORE", "FP16_FMA", "FP32_FMA"),
+    "QGMMA": ("HGMMA", "HMMA", "TENSOR_CORE"),
+    "IGMMA": ("IMMA", "TENSOR_CORE", "INT8_DP4A"),
+    "IMMA": ("IGMMA", "TENSOR_CORE", "INT8_DP4A"),
+    "DMMA": ("TENSOR_CORE", "FP64_FMA"),
 }
+
+
+def check_mix(name: str, cube: KernelReport, vector: KernelReport, expectations: list[Expectation]) -> list[Outcome]:
+    """A mix kernel's expectations, each checked once on its two code segments together (a class or
+    opcode counted in either counts for the kernel): the outcomes stand in the cube segment's report,
+    the vector segment's report has none (its ``mix_of`` names the kernel they were checked for)."""
+    out = []
+    for oa, ov in zip(cube.check(expectations), vector.check(expectations)):
+        found = oa.found + ov.found
+        out.append(Outcome(oa.expectation, found, oa.expectation.holds(found), oa.matches, oa.nearest, oa.level,
+                           mix=name, parts=((cube, oa), (vector, ov))))
+    cube.outcomes, vector.outcomes = out, []
+    vector.mix_of = cube.mix_of = name
+    return out
+
+
+def nearest_by_class(name: str, infos: list[OpInfo], limit: int = 3) -> list[int]:
+    """Indices of the instructions (described by ``infos``) nearest to a class none of them has:
+    the class without its width (``LOAD_SHARED_128`` -> ``LOAD_SHARED``), then the related classes
+    (:data:`_RELATED`), then any class of the same family (``LOAD_*``). PTX and SASS alike."""
+    base = re.sub(r"_\d+$", "", name)
+    for cls in ((base,) if base != name else ()) + _RELATED.get(base, ()):
+        hits = [k for k, info in enumerate(infos) if cls in info.classes]
+        if hits:
+            return hits[:limit]
+    prefix = name.split("_")[0]
+    return [k for k, info in enumerate(infos) if any(c.startswith(prefix) for c in info.classes)][:limit]
+
+
+def sass_nearest(kernel, name: str, limit: int = 3) -> list[int]:
+    """The SASS instructions of ``kernel`` (:class:`isa.sass.SassKernel`) nearest to ``sass:NAME``."""
+    from isa.sass.semantics import CLASSES
+
+    if name in CLASSES:
+        return nearest_by_class(name, kernel.infos, limit)
+    return kernel.similar(name, limit)
 
 
 def _check_class_name(name: str, isa: str) -> None:
@@ -489,7 +621,18 @@ def _num(v: float):
 
 def analyze_function(module: Module, fn: Function, *, params: dict[str, int] | None = None,
                      launch: Launch | None = None, machine: str | RooflineModel | None = "h200",
-                     assumed_trips: int = ASSUMED_TRIPS, sass: bool = False) -> KernelReport:
+                     assumed_trips: int = ASSUMED_TRIPS, sass: bool = False,
+                     _stack: tuple[str, ...] = (), _param_spaces: dict[str, str] | None = None) -> KernelReport:
+    """The report of one kernel (or device function), counted through the functions it calls.
+
+    Every ``call`` of a function with a body brings the callee's report (analysed with the state
+    spaces of the pointers passed to it) in at the call site: its instructions join
+    :attr:`KernelReport.instructions`, executed as often per thread as the call site times their
+    executions per call.  Recursion is not expanded (a function already on the call chain is
+    counted at its call only) and chains deeper than ``MAX_CALL_DEPTH`` stop; both are said in
+    the report's notes.  Generic ``ld``/``st``/``atom``/``red`` whose address is traced to a state
+    space (:class:`analyzer.calls.AddressOrigins`) are described as accesses of that space.
+    """
     if module.isa == "ascend":
         infos = [describe_any(i, module.isa) for i in fn.instructions]
     else:  # what describe_any does for PTX, without its dispatch per instruction
@@ -499,10 +642,75 @@ def analyze_function(module: Module, fn: Function, *, params: dict[str, int] | N
     flow = Dataflow(cfg, dict(params or {}), launch)
     est = Estimator(cfg, flow, assumed_trips).estimate()
     mach = machine if isinstance(machine, RooflineModel) or machine is None else _machine_or_none(machine, module.isa)
-    report = KernelReport(module, fn, infos, cfg, est, mach, launch, dict(params or {}))
+    inlined: list[tuple[int, KernelReport]] = []
+    notes: list[str] = []
+    resolved: dict[int, str] = {}
+    if module.isa == "ptx":
+        inlined, notes, resolved = _calls_and_spaces(module, fn, infos, flow, launch, assumed_trips,
+                                                     _stack + (fn.name,), _param_spaces or {})
+    infos = infos + [info for _, sub in inlined for info in sub.infos]
+    report = KernelReport(module, fn, infos, cfg, est, mach, launch, dict(params or {}),
+                          inlined=inlined, call_notes=notes, resolved_spaces=resolved)
     if sass:
         attach_sass(report)
     return report
+
+
+def _calls_and_spaces(module, fn, infos, flow, launch, assumed_trips, stack, param_spaces):
+    """Resolve ``fn``'s generic accesses (``infos`` replaced in place) and analyse its callees."""
+    from dataclasses import replace
+
+    from .calls import MAX_CALL_DEPTH, AddressOrigins, call_arguments, call_target, function_bodies, \
+        generic_space_word
+
+    origins = AddressOrigins(fn, flow, module, param_spaces)
+    resolved: dict[int, str] = {}
+    unresolved = 0
+    notes: list[str] = []
+    for k, ins in enumerate(fn.instructions):
+        if generic_space_word(ins):
+            sp = origins.space_of(k)
+            if sp is None:
+                unresolved += 1
+                continue
+            resolved[k] = sp
+            infos[k] = describe_ptx(replace(ins, modifiers=(sp,) + ins.modifiers))
+    if resolved:
+        notes.append(f"{fn.name}: {len(resolved)} generic memory instruction(s) traced to their state space "
+                     f"({', '.join(sorted(set(resolved.values())))}) and counted there")
+    if unresolved:
+        notes.append(f"{fn.name}: {unresolved} generic memory instruction(s) whose address is not traced to a "
+                     f"state space are counted as generic")
+    bodies = function_bodies(module)
+    inlined = []
+    for k, ins in enumerate(fn.instructions):
+        name = call_target(ins)
+        callee = bodies.get(name) if name else None
+        if callee is None:
+            continue
+        line = ins.span.line
+        if name in stack:
+            notes.append(f"recursive call to {name} at line {line}: not expanded (recursion is bounded at one "
+                         f"level; the body is counted once per call chain, not per recursion depth)")
+            continue
+        if len(stack) >= MAX_CALL_DEPTH:
+            notes.append(f"call to {name} at line {line}: not expanded (call chain deeper than {MAX_CALL_DEPTH})")
+            continue
+        spaces = {}
+        for formal, slot in zip(callee.params, call_arguments(ins)):
+            sp = origins.slot_origin(slot, k)
+            if sp is not None:
+                spaces[formal.name] = sp
+        sub = analyze_function(module, callee, launch=launch, machine=None, assumed_trips=assumed_trips,
+                               _stack=stack, _param_spaces=spaces)
+        inlined.append((k, sub))
+        notes.extend(n for n in sub.call_notes if n not in notes)
+        notes.extend(f"in {name} (called at line {line}): {n}" for n in sub.estimate.notes)
+    if inlined:
+        names = list(dict.fromkeys(sub.name for _, sub in inlined))
+        notes.insert(0, f"{len(inlined)} call(s) of {', '.join(names)} counted through the callee bodies, "
+                        f"at their call sites")
+    return inlined, notes, resolved
 
 
 def attach_sass(report: KernelReport) -> None:

@@ -11,15 +11,10 @@ without and with, and their ratio; the goal is a ratio of at most 2 on every GEM
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
-from pathlib import Path
 
-import numpy as np
-
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus"
+from corpus_runs import corpus_runs
 
 
 def main() -> int:
@@ -28,40 +23,21 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", default="")
     args = ap.parse_args()
-    if not (CORPUS / "manifest.json").exists():
+    runs = corpus_runs(args.target, args.only)
+    if runs is None:
         print("../shared/corpus is not present", file=sys.stderr)
         return 2
-    sys.path.insert(0, str(CORPUS))
-    sys.path.insert(0, str(ROOT))
-    import reference as R
-
-    import isa
-    import sim
-
-    manifest = json.loads((CORPUS / "manifest.json").read_text())
     print(f"{'kernel':34s} {'target':6s} {'off cpu s':>10s} {'on cpu s':>10s} {'ratio':>6s} {'problems':>8s}")
     tot = [0.0, 0.0]
     worst = 0.0
-    for e in manifest["entries"]:
-        if args.only and e["name"] not in args.only.split(","):
-            continue
-        if not args.only and "gemm" not in e["themes"]:
-            continue
-        target = args.target if args.target in e["ptx"] else next(iter(e["ptx"]))
-        module = isa.load(CORPUS / e["ptx"][target])
-        launch = e["launch"]
-        inputs = R.build_inputs(launch, R.entry_seed(e["name"]))
-        dyn = launch["dynamic_shared_bytes"]
-        dyn = dyn.get(target, 0) if isinstance(dyn, dict) else dyn
+    for job in runs:
         best = {}
         nprob = 0
         for _ in range(args.repeat):
             for races in (False, True):
-                argv = [np.array(R.encode(inputs[a["buffer"]], a["dtype"])) if "buffer" in a else inputs[a["scalar"]]
-                        for a in launch["args"]]
+                argv = job.args()
                 c0 = time.process_time()
-                res = sim.run_kernel(module, e["entry"], launch["grid"], launch["block"], argv, dyn,
-                                     check_races=races)
+                res = job.run(argv, check_races=races)
                 dt = time.process_time() - c0
                 best[races] = min(best.get(races, dt), dt)
                 if races:
@@ -70,7 +46,7 @@ def main() -> int:
         worst = max(worst, r)
         tot[0] += best[False]
         tot[1] += best[True]
-        print(f"{e['name']:34s} {target:6s} {best[False]:10.3f} {best[True]:10.3f} {r:6.2f} {nprob:8d}")
+        print(f"{job.name:34s} {job.target:6s} {best[False]:10.3f} {best[True]:10.3f} {r:6.2f} {nprob:8d}")
     print(f"{'total':34s} {'':6s} {tot[0]:10.3f} {tot[1]:10.3f} {tot[1] / tot[0]:6.2f}   worst {worst:.2f}")
     return 0
 

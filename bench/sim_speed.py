@@ -15,15 +15,10 @@ GPGPU-Sim's PTX mode runs 0.2-0.45 M thread-instructions/s.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
-from pathlib import Path
 
-import numpy as np
-
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus"
+from corpus_runs import corpus_runs
 
 
 def main() -> int:
@@ -34,58 +29,32 @@ def main() -> int:
     ap.add_argument("--only", default="", help="comma-separated entry names (default: every GEMM)")
     ap.add_argument("--no-stats", action="store_true", help="without the default memory-stats listener")
     args = ap.parse_args()
-    if not (CORPUS / "manifest.json").exists():
+    jobs = corpus_runs(args.target, args.only, every=args.all)
+    if jobs is None:
         print("../shared/corpus is not present", file=sys.stderr)
         return 2
-    sys.path.insert(0, str(CORPUS))
-    sys.path.insert(0, str(ROOT))
-    import reference as R
-
-    import isa
-    import sim
-
-    manifest = json.loads((CORPUS / "manifest.json").read_text())
     total_ti = 0
     total_s = 0.0
     total_wall = 0.0
     print(f"{'kernel':34s} {'target':6s} {'grid':>9s} {'thread-instr':>13s} {'cpu s':>8s} {'wall s':>8s}"
           f" {'M thr-instr/s':>14s} {'run loop M/s':>13s} {'1st launch M/s':>15s}")
     run_total = 0.0
-    jobs = []
-    for e in manifest["entries"]:
-        if args.only:
-            if e["name"] not in args.only.split(","):
-                continue
-        elif not args.all and "gemm" not in e["themes"]:
-            continue
-        target = args.target if args.target in e["ptx"] else next(iter(e["ptx"]))
-        module = isa.load(CORPUS / e["ptx"][target])
-        launch = e["launch"]
-        inputs = R.build_inputs(launch, R.entry_seed(e["name"]))
-        dyn = launch["dynamic_shared_bytes"]
-        dyn = dyn.get(target, 0) if isinstance(dyn, dict) else dyn
-        jobs.append((e, target, module, launch, inputs, dyn))
     best: dict[str, tuple] = {}
     first: dict[str, float] = {}
     # round robin over the kernels, so that a burst of load from other processes on a shared
     # machine spoils one repeat of several kernels rather than every repeat of one
     for _ in range(args.repeat):
-        for e, target, module, launch, inputs, dyn in jobs:
-            argv = []
-            for a in launch["args"]:
-                if "buffer" in a:
-                    argv.append(np.array(R.encode(inputs[a["buffer"]], a["dtype"])))
-                else:
-                    argv.append(inputs[a["scalar"]])
+        for job in jobs:
+            argv = job.args()
             w0, c0 = time.perf_counter(), time.process_time()
-            res = sim.run_kernel(module, e["entry"], launch["grid"], launch["block"], argv, dyn,
-                                 memory_stats=not args.no_stats)
+            res = job.run(argv, memory_stats=not args.no_stats)
             dt, wall = time.process_time() - c0, time.perf_counter() - w0
-            first.setdefault(e["name"], dt)
-            if e["name"] not in best or dt < best[e["name"]][0]:
+            first.setdefault(job.name, dt)
+            if job.name not in best or dt < best[job.name][0]:
                 # run_seconds is wall time of the run loop; scaled to CPU by this run's CPU/wall
-                best[e["name"]] = (dt, res.stats["thread_instructions"], res.stats["run_seconds"] * dt / wall, wall)
-    for e, target, module, launch, inputs, dyn in jobs:
+                best[job.name] = (dt, res.stats["thread_instructions"], res.stats["run_seconds"] * dt / wall, wall)
+    for job in jobs:
+        e, target, launch = job.entry, job.target, job.launch
         dt, ti, rs, wall = best[e["name"]]
         total_ti += ti
         total_s += dt

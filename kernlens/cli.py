@@ -39,12 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
     for name, module in SUBCOMMANDS.items():
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name and (exc.name == module or module.startswith(exc.name + ".")):
-                continue  # subcommand not built yet
-            raise
+        mod = importlib.import_module(module)
         register = getattr(mod, "register_" + name, None) or getattr(mod, "register")
         register(sub)
     return parser

@@ -88,15 +88,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--sass", action="store_true",
                    help="cost shared loads/stores as the SASS ptxas emits them (merged LDS.128...; needs ptxas "
                         "and nvdisasm, a note otherwise)")
-    try:
-        ascend = importlib.import_module("sim.ascend.cli")
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("sim.ascend.cli", "sim.ascend"):
-            raise
-    else:
-        add = getattr(ascend, "add_arguments", None)
-        if add is not None:
-            add(_KeepFirst(p))
+    importlib.import_module("sim.ascend.cli").add_arguments(_KeepFirst(p))
     p.set_defaults(func=run)
     return p
 
@@ -110,15 +102,7 @@ def _is_ascend(args) -> bool:
 
 def run(args) -> int:
     if _is_ascend(args):
-        try:
-            mod = importlib.import_module("sim.ascend.cli")
-        except ModuleNotFoundError as exc:
-            if exc.name not in ("sim.ascend.cli", "sim.ascend"):
-                raise
-            raise InputError(f"the Ascend-like simulator (sim.ascend.cli) is not part of this build; "
-                             f"cannot run {args.file} on {args.machine or 'davinci-a2'}",
-                             Span(args.file)) from None
-        return int(mod.run_ascend(args) or 0)
+        return int(importlib.import_module("sim.ascend.cli").run_ascend(args) or 0)
     if args.machine and args.machine.lower() not in PTX_MACHINES:
         raise InputError(f"unknown machine {args.machine!r}", expected=list(PTX_MACHINES + ASCEND_MACHINES))
     return run_ptx(args)

@@ -130,7 +130,40 @@ class ScalarArg:
         return SCALAR_NP[self.dtype](v)
 
 
-Arg = BufferArg | ScalarArg
+@dataclass(frozen=True)
+class TensorMapArg:
+    """A ``CUtensorMap`` argument (``.param .align 64 .b8 p[128]``) over buffer ``of``, described by the
+    fields of ``cuTensorMapEncodeTiled`` (:mod:`sim.ptx.tensormap`)::
+
+        {"tensor_map": "a_desc", "of": "A", "box": [32, 64], "swizzle": "64B"}
+
+    ``dims`` default to the buffer's shape reversed (dimension 0 is the contiguous one, as CUDA
+    orders them), ``dtype`` to the buffer's, ``strides`` (bytes, dimensions 1..rank-1) to a dense
+    tensor, ``element_strides`` to ones, ``interleave``/``swizzle`` to ``none``, ``oob_fill`` to
+    ``zero`` (or ``nan``). ``of`` names a buffer argument or one of the launch's ``buffers`` (buffers
+    no parameter points to, as with Triton's host TensorDescriptors)."""
+
+    name: str
+    of: str
+    box: tuple[int, ...]
+    dims: tuple[int, ...] | None = None
+    dtype: str | None = None
+    strides: tuple[int, ...] | None = None
+    element_strides: tuple[int, ...] | None = None
+    interleave: str = "none"
+    swizzle: str = "none"
+    oob_fill: str = "zero"
+
+    def tensor_map(self, buf: "BufferArg"):
+        from sim.ptx.tensormap import TensorMap
+
+        return TensorMap.tiled(self.dtype or buf.dtype, self.dims or tuple(reversed(buf.shape)), self.box,
+                               strides=self.strides, element_strides=self.element_strides,
+                               interleave=self.interleave, swizzle=self.swizzle, oob_fill=self.oob_fill,
+                               where=f"tensor map {self.name}")
+
+
+Arg = BufferArg | ScalarArg | TensorMapArg
 
 
 @dataclass(frozen=True)
@@ -155,10 +188,11 @@ class LaunchSpec:
     rtol: float | None = None
     atol: float | None = None
     per_output: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    extra: tuple[BufferArg, ...] = ()       # the spec's "buffers": no parameter points to them (tensor maps do)
 
     @property
     def buffers(self) -> tuple[BufferArg, ...]:
-        return tuple(a for a in self.args if isinstance(a, BufferArg))
+        return tuple(a for a in self.args if isinstance(a, BufferArg)) + tuple(self.extra)
 
     @property
     def outputs(self) -> tuple[BufferArg, ...]:
@@ -262,10 +296,29 @@ def parse_launch(obj: Mapping, *, source: str = "<launch>", text: str | None = N
                          _locate(text, source, '"dynamic_shared_bytes"'))
     args = []
     seen = set()
-    for i, a in enumerate(obj["args"]):
+    extra = []
+    items = list(obj["args"]) + list(obj.get("buffers") or [])
+    nargs = len(obj["args"])
+    for i, a in enumerate(items):
         if not isinstance(a, Mapping):
             raise InputError(f"argument {i} is not an object", Span(source))
-        if "buffer" in a:
+        if i >= nargs and "buffer" not in a:
+            raise InputError(f"'buffers' entry {i - nargs} is not a buffer", Span(source))
+        if "tensor_map" in a:
+            nm = str(a["tensor_map"])
+            span = _locate(text, source, f'"{nm}"')
+            known = ("tensor_map", "of", "box", "dims", "dtype", "strides", "element_strides", "interleave",
+                     "swizzle", "oob_fill")
+            bad = sorted(set(a) - set(known))
+            if bad:
+                raise InputError(f"tensor map {nm}: unknown field(s) {', '.join(bad)}", span, expected=list(known))
+            if "of" not in a or "box" not in a:
+                raise InputError(f"tensor map {nm} needs 'of' (its buffer) and 'box'", span)
+            tup = lambda k: None if a.get(k) is None else tuple(int(x) for x in a[k])
+            arg = TensorMapArg(nm, str(a["of"]), tup("box"), tup("dims"), a.get("dtype"), tup("strides"),
+                               tup("element_strides"), a.get("interleave", "none"), a.get("swizzle", "none"),
+                               a.get("oob_fill", "zero"))
+        elif "buffer" in a:
             nm = str(a["buffer"])
             span = _locate(text, source, f'"{nm}"')
             _check_dtype(a.get("dtype"), DEVICE_NP, span)
@@ -294,10 +347,17 @@ def parse_launch(obj: Mapping, *, source: str = "<launch>", text: str | None = N
         if arg.name in seen:
             raise InputError(f"argument name {arg.name!r} is used twice", Span(source))
         seen.add(arg.name)
-        args.append(arg)
+        (args if i < nargs else extra).append(arg)
+    bufs = {b.name: b for b in args + extra if isinstance(b, BufferArg)}
+    for t in args:
+        if isinstance(t, TensorMapArg):
+            if t.of not in bufs:
+                raise InputError(f"tensor map {t.name}: no buffer {t.of!r} (an argument or one of 'buffers')",
+                                 _locate(text, source, f'"{t.name}"'), expected=sorted(bufs))
+            t.tensor_map(bufs[t.of])          # checks the fields against the buffer now
     return LaunchSpec(grid=grid, block=block, args=tuple(args), dynamic_shared_bytes=dyn,
                       name=name or obj.get("name"), seed=obj.get("seed"), source=source,
-                      kernel=obj.get("kernel"))
+                      kernel=obj.get("kernel"), extra=tuple(extra))
 
 
 def load_launch(ref: str | Path, kernel: str | None = None) -> LaunchSpec:
@@ -347,7 +407,7 @@ def spec_from_entry(entry: Mapping, *, source: str = "<manifest>", text: str | N
     return LaunchSpec(grid=spec.grid, block=spec.block, args=spec.args,
                       dynamic_shared_bytes=spec.dynamic_shared_bytes, name=spec.name,
                       seed=spec.seed, source=source, kernel=entry.get("entry"), reference=ref, rtol=tol.get("rtol"),
-                      atol=tol.get("atol"), per_output=dict(per))
+                      atol=tol.get("atol"), per_output=dict(per), extra=spec.extra)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -395,7 +455,9 @@ def build_inputs(spec: LaunchSpec, seed: int | None = None) -> dict:
     """name -> decoded array or numpy scalar, in argument order (``reference.build_inputs``)."""
     rng = np.random.default_rng(spec.seed_for() if seed is None else seed)
     out = {}
-    for a in spec.args:
+    for a in tuple(spec.args) + tuple(spec.extra):
+        if isinstance(a, TensorMapArg):
+            continue
         out[a.name] = make_buffer(rng, a) if isinstance(a, BufferArg) else a.numpy()
     return out
 
@@ -428,7 +490,9 @@ def load_inputs(spec: LaunchSpec, path: str | Path) -> dict:
     z = read_npz(path)
     keys = set(z)
     out = {}
-    for a in spec.args:
+    for a in tuple(spec.args) + tuple(spec.extra):
+        if isinstance(a, TensorMapArg):
+            continue
         key = a.name if a.name in keys else f"in_{a.name}" if f"in_{a.name}" in keys else None
         if isinstance(a, ScalarArg):
             if key and np.asarray(z[key]).size != 1:
@@ -459,10 +523,15 @@ def device_buffers(spec: LaunchSpec, decoded: Mapping) -> dict[str, np.ndarray]:
 
 def kernel_args(spec: LaunchSpec, device: Mapping, decoded: Mapping | None = None) -> list:
     """The argument list for ``sim.run_kernel``: device buffers and numpy scalars, in order."""
+    from sim.ptx.tensormap import TensorMapArg as Bound
+
     out = []
+    bufs = {b.name: b for b in spec.buffers}
     for a in spec.args:
         if isinstance(a, BufferArg):
             out.append(device[a.name])
+        elif isinstance(a, TensorMapArg):
+            out.append(Bound(device[a.of], a.tensor_map(bufs[a.of]), a.of))
         else:
             out.append(decoded[a.name] if decoded is not None and a.name in decoded else a.numpy())
     return out
@@ -520,16 +589,12 @@ def execute(module, spec: LaunchSpec, kernel: str | None = None, *, inputs: Mapp
     ``run_kernel``'s ``memory_model``/``seed`` (:mod:`sim.ptx.order`)."""
     import time
 
-    import sim
-    from isa.errors import SimulationError
+    from sim.ptx.run import run_kernel
 
     fn = kernel_function(module, spec, kernel)
     decoded = dict(inputs) if inputs is not None else build_inputs(
         spec, seed if seed is not None else spec.seed_for(fn.name))
     device = device_buffers(spec, decoded)
-    run_kernel = getattr(sim, "run_kernel", None)
-    if run_kernel is None:
-        raise SimulationError("the PTX simulator engine (sim.run_kernel) is not part of this build")
     t0 = time.perf_counter()
     result = run_kernel(module, fn.name, spec.grid, spec.block, kernel_args(spec, device, decoded),
                         spec.shared_bytes(module.target), listeners=tuple(listeners),

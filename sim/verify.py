@@ -95,6 +95,8 @@ def run_on_gpu(ptx_text: str, spec, kernel: str, inputs: dict, *, repeat: int = 
     dev = {}
     args = []
     for a in spec.args:
+        if isinstance(a, L.TensorMapArg):
+            raise ValueError(f"verify --on-gpu: tensor-map argument {a.name} is not supported on the GPU path yet")
         if isinstance(a, L.BufferArg):
             dev[a.name] = cp.asarray(device[a.name])
             args.append(dev[a.name])

@@ -1,20 +1,20 @@
-"""What the inspector shows about a kernel, gathered from whatever the checkout provides.
+"""What the inspector shows about a kernel: the analyzer's report (:mod:`analyzer.report`), the one
+analysis of the project, put in the shape the views draw.
 
-Three levels, best first, and the view says which one it got (:attr:`KernelAnalysis.provider`):
+The analyzer gives per-instruction classes and execution estimates (per thread, each exact or
+not), loops from the CFG (:mod:`isa.cfg`) with iteration counts and the reason when one is
+unknown, FLOPs/int ops by dtype, bytes by state space, intensity and the roofline, and the
+manifest's expectations checked with its own patterns (:mod:`analyzer.patterns`)::
 
-1. the analyzer (``analyzer``): classes, CFG loops with trip-count estimates, dynamic counts,
-   FLOPs/bytes/intensity and the roofline;
-2. the semantics tables (``isa.semantics.describe``): classes, units, static FLOPs and bytes per
-   issue; loops from the CFG (:mod:`isa.cfg`), without trip counts;
-3. opcodes only, when no semantics table exists for the ISA.
+    loop at line 488: iteration count unknown (bound %r47 ... give --param); assumed 16
 
-Whatever is missing is listed in :attr:`KernelAnalysis.missing` in words, never invented.
+When the analyzer fails on a kernel the view keeps the opcodes and the CFG's loops and says why
+in :attr:`KernelAnalysis.missing`; nothing is invented.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 
 from isa.cfg import Cfg
@@ -109,20 +109,6 @@ class KernelAnalysis:
 # --------------------------------------------------------------------------------------------
 
 
-def _describer(module: Module):
-    """``describe(instr)`` for the module's ISA, or ``None`` when no table exists yet."""
-    try:
-        from isa.semantics import describe
-
-        if module.isa == "ascend":
-            importlib.import_module("isa.ascend.semantics")
-        else:
-            importlib.import_module("isa.ptx.semantics")
-    except ImportError:
-        return None
-    return lambda instr: describe(instr, module.isa)
-
-
 def cfg_loops(cfg: Cfg) -> list[LoopInfo]:
     """The natural loops of the function's CFG (:mod:`isa.cfg`, the graph the analyzer and the
     simulator use) as instruction ranges, nested as in the CFG. Trip counts come from the analyzer."""
@@ -163,107 +149,84 @@ def shared_footprint(module: Module, fn: Function) -> tuple[int | None, str]:
     return total, note
 
 
-def _dtype_key(info) -> str:
-    a, b = info.in_dtype, info.acc_dtype or info.out_dtype
-    if a and b and a != b:
-        return f"{a}→{b}"
-    return a or b or "?"
-
-
-def match_pattern(pattern: str, instr) -> bool:
-    """Opcode pattern with modifiers as a set: ``ld.shared.v4`` matches ``ld.shared.v4.f32``;
-    a first word that is a dotted instruction name (``cp.async``) also matches."""
-    words = pattern.split(".")
-    full = (instr.opcode,) + instr.modifiers
-    if words[0] != instr.opcode:
-        return False
-    return set(words[1:]) <= set(full[1:])
-
-
-_OPS = {">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b, "==": lambda a, b: a == b,
-        ">": lambda a, b: a > b, "<": lambda a, b: a < b}
-
-
-def _manifest_expectations(fn: Function, corpus: CorpusInfo | None) -> list[Expectation]:
-    if corpus is None:
-        return []
-    out = []
-    for name, rule in corpus.expect.items():
-        op = next((o for o in (">=", "<=", "==", ">", "<") if rule.startswith(o)), None)
-        if op is None:
-            continue
-        n = int(rule[len(op):])
-        found = sum(1 for ins in fn.instructions if match_pattern(name, ins))
-        out.append(Expectation(f"{name} {op} {n}", _OPS[op](found, n), found))
-    return out
+def _si(x: float | None, unit: str) -> str:
+    if x is None:
+        return "?"
+    for div, p in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= div:
+            return f"{x / div:.1f} {p}{unit}"
+    return f"{x:.1f} {unit}"
 
 
 def analyse(module: Module, fn: Function, corpus: CorpusInfo | None = None,
             params: dict | None = None) -> KernelAnalysis:
-    """Everything the views need for ``fn``; never raises for a kernel that parsed."""
-    instrs = fn.instructions
-    missing: list[str] = []
-    describe = _describer(module)
-    notes: list[InstrNote] = []
-    if describe is None:
-        provider = "opcodes only"
-        missing.append(f"no semantics table for {module.isa}: classes, FLOPs and bytes are not available")
-        for ins in instrs:
-            notes.append(InstrNote(label=ins.opcode))
-    else:
-        provider = "semantics tables"
-        for ins in instrs:
-            try:
-                info = describe(ins)
-            except Exception as exc:  # a table bug must not take the view down
-                notes.append(InstrNote(label=f"? {type(exc).__name__}"))
-                continue
-            notes.append(InstrNote(info.classes, class_label(info.classes), info.unit.value))
-    cfg = Cfg(fn)
-    loops = cfg_loops(cfg)
-    for k, n in enumerate(notes):
-        n.depth = cfg.depth_of_instruction(k)
+    """Everything the views need for ``fn``, from the analyzer; never raises for a kernel that parsed."""
+    from analyzer.report import analyze_function
 
-    # one label per instruction, so the bars add up to the instruction count
-    mix: Counter = Counter(n.label or "other" for n in notes)
-    class_mix = [(c, k, None) for c, k in mix.most_common()]
+    given = dict(params or {})
+    if given:
+        try:
+            from analyzer.params import resolve
 
-    flops: dict[str, float] = defaultdict(float)
-    nbytes: dict[str, float] = defaultdict(float)
-    if describe is not None:
-        for ins in instrs:
-            try:
-                info = describe(ins)
-            except Exception:
-                continue
-            if info.flops:
-                flops[f"{_dtype_key(info)} /{info.scope.value}"] += info.flops
-            if info.int_ops:
-                flops[f"{_dtype_key(info)} int /{info.scope.value}"] += info.int_ops
-            if info.bytes and info.space:
-                nbytes[f"{info.space} /{info.scope.value}"] += info.bytes
+            given = resolve(module, fn, given, strict=False)
+        except Exception:  # noqa: BLE001 - names the analyzer cannot map are simply not used
+            pass
     shared, shared_note = shared_footprint(module, fn)
-    ka = KernelAnalysis(
-        provider=provider, notes=notes, loops=loops, class_mix=class_mix, flops=dict(flops),
-        bytes=dict(nbytes),
-        work_note="static: each instruction counted once per issue (per lane, warp or warpgroup as marked)",
-        registers=declared_registers(fn), shared_bytes=shared, shared_note=shared_note,
-        expectations=_manifest_expectations(fn, corpus),
-        expectations_source="corpus manifest (opcode patterns, static)" if corpus else "",
-        missing=missing,
-    )
-    if not _apply_analyzer(ka, module, fn, corpus, params):
-        missing.append("the analyzer is not available: no dynamic counts, trip counts, intensity or roofline")
-    return ka
-
-
-def _apply_analyzer(ka: KernelAnalysis, module: Module, fn: Function, corpus, params) -> bool:
-    """Fill dynamic estimates, trip counts, intensity and roofline from the analyzer when present."""
     try:
-        from . import analyzer_bridge
-    except ImportError:
-        return False
-    return analyzer_bridge.apply(ka, module, fn, corpus, params)
+        r = analyze_function(module, fn, params=given)
+        counts, exact, dyn = r.instruction_counts(), r.instruction_exact(), r.dynamic()
+    except Exception as exc:  # noqa: BLE001 - show what failed, keep the opcodes and the CFG
+        cfg = Cfg(fn)
+        notes = [InstrNote(label=ins.opcode, depth=cfg.depth_of_instruction(k)) for k, ins in enumerate(fn.instructions)]
+        mix: Counter = Counter(n.label for n in notes)
+        return KernelAnalysis(
+            provider="opcodes only", notes=notes, loops=cfg_loops(cfg),
+            class_mix=[(c, k, None) for c, k in mix.most_common()], flops={}, bytes={},
+            work_note="not available", registers=declared_registers(fn), shared_bytes=shared,
+            shared_note=shared_note,
+            missing=[f"the analyzer failed on this kernel ({type(exc).__name__}: {exc}); opcodes only"])
+    notes = [InstrNote(info.classes, class_label(info.classes), info.unit.value, r.loop_depth(k), counts[k], exact[k])
+             for k, info in enumerate(r.infos)]
+    static: Counter = Counter(n.label or "other" for n in notes)
+    mix = Counter()
+    for n in notes:
+        mix[n.label or "other"] += n.dyn or 0.0
+    dynamic_exact = bool(dyn.get("exact"))
+    flops = {k: float(v) for k, v in dyn["flops"]["by_dtype"].items()}
+    flops.update({f"{k} int": float(v) for k, v in dyn["int_ops"]["by_dtype"].items()})
+    roof = dyn.get("roofline")
+    roofline = None
+    if roof:
+        roofline = (f"on {roof['machine']}: {roof.get('bound') or '?'}-bound; attainable "
+                    f"{_si(roof.get('attainable_ops_per_s'), 'op/s')} of peak {_si(roof.get('peak_ops_per_s'), 'op/s')}"
+                    f", ridge {roof['ridge']:.0f} op/B" if roof.get("ridge") else f"on {roof['machine']}")
+    ka = KernelAnalysis(
+        provider="analyzer", notes=notes, loops=cfg_loops(r.cfg),
+        class_mix=[(c, static.get(c, 0), d) for c, d in mix.most_common()], flops=flops,
+        bytes={k: float(v["value"]) for k, v in dyn["bytes"].items()},
+        work_note=f"dynamic, per {dyn.get('per', 'thread')} ({'exact' if dynamic_exact else 'estimate'})",
+        intensity=dyn["intensity"]["value"], roofline=roofline, registers=declared_registers(fn),
+        shared_bytes=shared, shared_note=shared_note, dynamic_exact=dynamic_exact,
+        missing=[f"analyzer: {n}" for n in dyn.get("notes", [])])
+    by_header = {li.header: li for li in r.loops}
+    for lp in ka.loops_flat():          # the CFG the analyzer estimated on
+        li = by_header.get(lp.header)
+        if li is not None:
+            lp.trip = (f"{li.iterations} iterations" if li.iterations is not None
+                       else f"? (assumed {dyn.get('assumed_iterations')} iterations)")
+            lp.exact = li.exact
+    if dyn.get("missing_params"):
+        ka.missing.append("give --param NAME=VALUE for: " + ", ".join(dyn["missing_params"]))
+    if corpus is not None:
+        try:
+            from analyzer.manifest import expectations_for
+
+            outs = r.check(expectations_for(corpus.entry, corpus.target))
+            ka.expectations = [Expectation(str(o.expectation), bool(o.holds), int(o.found)) for o in outs]
+            ka.expectations_source = "corpus manifest, checked by the analyzer"
+        except Exception as exc:  # noqa: BLE001 - say so, the rest of the view stands
+            ka.missing.append(f"the manifest's expectations could not be checked ({type(exc).__name__}: {exc})")
+    return ka
 
 
 def register_bits(regs: dict[str, int]) -> int:

@@ -1,9 +1,9 @@
-"""Which simulators and timing models this checkout has, asked once, answered in words.
+"""The simulators and timing models the Run and Timeline tabs use, imported once.
 
-The Run and Timeline tabs call :func:`simulator` and :func:`timing`; each returns an
-:class:`Availability` whose ``message`` says what is missing when ``ok`` is False, so the tab can
-say so instead of pretending. Answers are cached: asking imports the simulators (about a second the
-first time), so the app's loading worker asks once (:func:`prewarm`) and the UI thread never waits.
+The tabs call :func:`simulator` and :func:`timing`; each returns an :class:`Availability` (a tab
+shows its ``message`` when ``ok`` is False: tests stand in a missing model that way). Answers are
+cached: asking imports the simulators (about a second the first time), so the app's loading
+worker asks once (:func:`prewarm`) and the UI thread never waits.
 """
 
 from __future__ import annotations
@@ -19,58 +19,30 @@ class Availability:
     message: str
 
 
-def _has(module: str, attr: str | None = None) -> bool:
-    try:
-        mod = importlib.import_module(module)
-    except ImportError:
-        return False
-    return attr is None or hasattr(mod, attr)
-
-
 @lru_cache(maxsize=None)
 def simulator(isa: str) -> Availability:
-    """The functional simulator for ``isa`` (``sim.run_kernel`` for PTX, ``sim.ascend`` for Ascend)."""
+    """The functional simulator for ``isa`` (``sim.ascend`` for Ascend-like, ``sim.run_kernel`` for PTX)."""
     if isa == "ascend":
-        if _has("sim.ascend"):
-            return Availability(True, "sim.ascend")
-        return Availability(False, "The Ascend-like simulator (sim.ascend) is not in this checkout yet.")
-    if _has("sim", "run_kernel") and _has("sim.launch"):
-        return Availability(True, "sim.run_kernel")
-    return Availability(False, "The PTX functional simulator (sim.run_kernel with sim.launch) is not in this "
-                               "checkout yet, so kernels cannot be run from here.")
-
-
-def _ptx_timing() -> bool:
-    """``sim.run_kernel(..., timing="h200")`` exists (``sim.timing`` alone holds only its parts)."""
-    import inspect
-
-    try:
-        import sim
-    except ImportError:
-        return False
-    run = getattr(sim, "run_kernel", None)
-    return run is not None and "timing" in inspect.signature(run).parameters
+        importlib.import_module("sim.ascend.run")
+        return Availability(True, "sim.ascend")
+    importlib.import_module("sim.launch")
+    return Availability(True, "sim.run_kernel")
 
 
 @lru_cache(maxsize=None)
 def checker() -> Availability:
-    if _has("sim.check"):
-        return Availability(True, "sim.check")
-    return Availability(False, "The numerical check (sim.check) is not available.")
+    importlib.import_module("sim.check")
+    return Availability(True, "sim.check")
 
 
 @lru_cache(maxsize=None)
 def timing(isa: str) -> Availability:
-    """A timing model: the Ascend pipe timeline, or a PTX timing model when one exists."""
+    """The timing model: the Ascend-like pipe timeline, or the H200 model for PTX."""
     if isa == "ascend":
-        if _has("sim.ascend.run", "run_module") and _has("sim.ascend.timing", "simulate"):
-            return Availability(True, "sim.ascend timing model")
-        return Availability(False, "The Ascend pipe timing model (sim.ascend.run, sim.ascend.timing) is not in "
-                                   "this checkout, so there is no timeline to draw.")
-    if _ptx_timing():
-        return Availability(True, "sim.timing (h200)")
-    return Availability(False, "The timing model is not available: kernlens has no cycle model for PTX, so "
-                               "there is no per-unit timeline or stall breakdown to show.")
+        importlib.import_module("sim.ascend.timing")
+        return Availability(True, "sim.ascend timing model")
+    importlib.import_module("sim.timing.h200")
+    return Availability(True, "sim.timing (h200)")
 
 
 def prewarm(isas) -> None:

@@ -133,21 +133,31 @@ class KernelDoc:
         return read_lines(str(hit.path)) if hit and hit.path else ()
 
     def search(self, query: str) -> list[int]:
-        """Row indices whose text contains ``query`` (case-insensitive), or whose instruction's
-        opcode matches it as a dotted pattern (``ld.shared`` finds ``ld.shared.v4.f32``)."""
+        """Row indices whose text contains ``query`` (case-insensitive), or whose instruction
+        matches it as an opcode pattern of the analyzer (:mod:`analyzer.patterns`: modifiers in
+        any order, type words in order, ``ld.shared`` finds ``ld.shared::cta.u32``, and
+        ``cvt.f16.f32`` does not find ``cvt.f32.f16``), or whose class label contains it."""
         q = query.strip().lower()
         if not q:
             return []
-        from .analysis import match_pattern
+        from analyzer.patterns import compile_pattern
+        from isa.errors import KernlensError
 
+        try:
+            pattern = compile_pattern(q, self.module.isa)
+        except KernlensError:       # not an opcode pattern ('%r12', '[%rd4]'): text only
+            pattern = None
+        isa = self.module.isa
         hits = []
         fn_instrs = self.fn.instructions
+        notes = self.analysis.notes
         for row, text in enumerate(self.lines):
             if q in text.lower():
                 hits.append(row)
                 continue
             for i in self.line_instrs.get(self.first_line + row, ()):
-                if match_pattern(q, fn_instrs[i]) or q in (self.analysis.notes[i].label if i < len(self.analysis.notes) else ""):
+                if (pattern is not None and pattern.matches(fn_instrs[i], isa)) \
+                        or (i < len(notes) and q in notes[i].label):
                     hits.append(row)
                     break
         return hits

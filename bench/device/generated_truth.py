@@ -30,6 +30,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 SWEEP_TOML = ROOT / "examples" / "sweep" / "wgmma_f16_4096.toml"
+TMA_SWEEP_TOML = ROOT / "examples" / "sweep" / "wgmma_f16_4096_tma.toml"
 REPEAT, WARMUP = 20, 3
 
 
@@ -74,6 +75,33 @@ def _check_configs():
     return out
 
 
+def _tma_configs():
+    """(name, config) of the TMA check set (``--set tma``): the test grid's TMA staging
+    configurations (``TMA`` of tests/isa/generate/test_ptx_generators.py) on and off the tile grid,
+    and larger TMA-staged wgmma/mma GEMMs."""
+    from isa.generate import ptx_gemm as G
+    from tests.isa.generate.test_ptx_generators import TMA
+
+    out = []
+    for engine, dtype, arch, tile, warps, layout, stages in TMA:
+        for size in ("on", "off"):                      # exactly test_gemm_tma_grid's sizes and epilogues
+            m, n, k = (64, 64, 128) if size == "on" else (72 if layout[0] == "t" else 70,
+                                                          56 if layout[1] == "n" else 45,
+                                                          80 if dtype in ("s8", "e4m3") else 72)
+            out.append(("gemm", G.PtxGemmConfig(arch=arch, dtype=dtype, engine=engine, m=m, n=n, k=k, tile=tile,
+                                                warps=warps, stages=stages, layout=layout, staging="tma",
+                                                beta=0.5 if size == "off" and dtype != "s8" else 0.0)))
+    for kw in (dict(tile=(128, 256, 64), warps=(2, 1), stages=4, m=256, n=512, k=256),
+               dict(tile=(128, 128, 64), warps=(1, 1), stages=3, m=300, n=200, k=136),
+               dict(tile=(128, 128, 32), warps=(2, 1), stages=4, m=256, n=256, k=512, layout="tn")):
+        kw = dict(kw)
+        out.append(("gemm", G.PtxGemmConfig(arch="sm_90a", dtype="f16", engine="wgmma", staging="tma",
+                                            layout=kw.pop("layout", "nt"), **kw)))
+    out.append(("gemm", G.PtxGemmConfig(arch="sm_90", dtype="bf16", engine="mma", m=256, n=256, k=256,
+                                        tile=(128, 128, 32), warps=(2, 2), stages=3, staging="tma")))
+    return out
+
+
 def _emit(op, cfg):
     from isa.generate import ptx_gemm as G
     from isa.generate import ptx_vector as V
@@ -91,19 +119,19 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def prepare(d: Path) -> None:
+def prepare(d: Path, which: str = "main") -> None:
     from sim.sweep import load_sweep, make_config
 
     d.mkdir(parents=True, exist_ok=True)
-    plan = {"check": [], "sweep": []}
-    for i, (op, cfg) in enumerate(_check_configs()):
+    plan = {"check": [], "sweep": [], "set": which}
+    for i, (op, cfg) in enumerate(_check_configs() if which == "main" else _tma_configs()):
         text, spec = _emit(op, cfg)
         name = cfg.kernel_name
         tag = f"c{i:02d}.{name}"
         (d / f"{tag}.ptx").write_text(text)
         (d / f"{tag}.launch.json").write_text(json.dumps(spec, indent=1))
         plan["check"].append({"tag": tag, "kernel": name, "op": op, "ptx_sha256": _sha(text)})
-    sw = load_sweep(SWEEP_TOML)
+    sw = load_sweep(SWEEP_TOML if which == "main" else TMA_SWEEP_TOML)
     for p in sw.points():
         cfg, gen, spec_of = make_config(p["op"], p["options"], p["size"])
         tag = f"{cfg.kernel_name}.{cfg.m}x{cfg.n}x{cfg.k}"
@@ -155,8 +183,9 @@ def run(d: Path, out: Path, dry: bool = False, check_only: bool = False) -> int:
                                 "grid": list(spec.grid), "block": list(spec.block), "label": "measured"}
         print(f"check {tag}: {got['seconds'] * 1e6:.1f} us", flush=True)
     print(f"check set: {len(result['check'])} kernels in {time.time() - t0:.1f} s", flush=True)
+    stem = "generated" if plan.get("set", "main") == "main" else f"generated_{plan['set']}"
     if not dry:
-        _save(out, arrays, result, t0)           # kept if a later phase hangs and is killed
+        _save(out, arrays, result, t0, stem)     # kept if a later phase hangs and is killed
     # ---- the sweep at 4096^3: one set of inputs (same shapes for every point), reference by torch
     if plan["sweep"]:
         first = plan["sweep"][0]
@@ -217,12 +246,12 @@ def run(d: Path, out: Path, dry: bool = False, check_only: bool = False) -> int:
     if dry:
         print(f"dry run: {len(arrays)} input arrays, {sum(a.nbytes for a in arrays.values()) / 1e6:.1f} MB")
         return 0
-    _save(out, arrays, result, t0)
-    print(f"wrote {out}/generated.npz ({len(arrays)} arrays), generated.json; {len(result['errors'])} errors")
+    _save(out, arrays, result, t0, stem)
+    print(f"wrote {out}/{stem}.npz ({len(arrays)} arrays), {stem}.json; {len(result['errors'])} errors")
     return 0
 
 
-def _save(out: Path, arrays: dict, result: dict, t0: float) -> None:
+def _save(out: Path, arrays: dict, result: dict, t0: float, stem: str = "generated") -> None:
     import cupy as cp
 
     props = cp.cuda.runtime.getDeviceProperties(0)
@@ -231,14 +260,19 @@ def _save(out: Path, arrays: dict, result: dict, t0: float) -> None:
                          "driver": cp.cuda.runtime.driverGetVersion(), "runtime": cp.cuda.runtime.runtimeGetVersion(),
                          "ptxas": ptxas[-1] if ptxas else None, "seconds": time.time() - t0}
     out.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out / "generated.npz", **arrays)
-    (out / "generated.json").write_text(json.dumps(result, indent=1))
+    import hashlib
+
+    # inputs are rebuilt by the seed rule: keep their digests, not their bytes (tests check them)
+    result["inputs_sha256"] = {k: hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest()[:16]
+                               for k, v in arrays.items() if ".in_" in k}
+    np.savez_compressed(out / f"{stem}.npz", **{k: v for k, v in arrays.items() if ".in_" not in k})
+    (out / f"{stem}.json").write_text(json.dumps(result, indent=1))
 
 
 def main() -> int:
     mode = sys.argv[1]
     if mode == "prepare":
-        prepare(Path(sys.argv[2]))
+        prepare(Path(sys.argv[2]), "tma" if "--set=tma" in sys.argv or "tma" in sys.argv[3:] else "main")
         return 0
     if mode == "dry":
         return run(Path(sys.argv[2]), Path("/nonexistent"), dry=True)

@@ -20,7 +20,7 @@ from isa.errors import InputError
 
 #: options only the PTX generators read (dest -> flag)
 PTX_GEMM_ONLY = {"arch": "--arch", "engine": "--engine", "tile": "--tile", "warps": "--warps", "layout": "--layout",
-                 "alpha": "--alpha", "beta": "--beta"}
+                 "alpha": "--alpha", "beta": "--beta", "staging": "--staging"}
 ASCEND_GEMM_ONLY = {"layout_a": "--layout-a", "layout_b": "--layout-b", "l1_tile": "--l1-tile",
                     "l0_tile": "--l0-tile", "epilogue": "--epilogue", "scale": "--scale", "offset": "--offset"}
 PTX_VEC_ONLY = {"arch": "--arch", "passes": "--passes", "threads": "--threads", "splits": "--splits"}
@@ -56,6 +56,9 @@ def register(sub) -> None:
     g.add_argument("--warps", help="ptx: WMxWN warps (warpgroups for wgmma)")
     g.add_argument("--layout", choices=["nn", "nt", "tn", "tt"],
                    help="ptx: A then B, n = stored as the math shape (A MxK, B KxN), t = transposed; default nt")
+    g.add_argument("--staging", choices=["cp.async", "tma"], help="ptx: global-to-shared staging: cp.async "
+                   "(default) or tma (cp.async.bulk 16-byte chunks completing on per-stage mbarriers; sm_90/sm_90a, "
+                   "mma and wgmma engines)")
     g.add_argument("--alpha", type=float, help="ptx: D = alpha*A@B + beta*C (default 1)")
     g.add_argument("--beta", type=float, help="ptx: default 0 (C is not read)")
     g.add_argument("--m", type=int, required=True)
@@ -172,7 +175,8 @@ def ptx_gemm_config(args):
                          tile=_dims(args.tile, 3, "--tile"), warps=_dims(args.warps, 2, "--warps"),
                          stages=args.stages, layout=args.layout or "nt",
                          alpha=1.0 if args.alpha is None else args.alpha,
-                         beta=0.0 if args.beta is None else args.beta, name=args.name)
+                         beta=0.0 if args.beta is None else args.beta, name=args.name,
+                         staging=args.staging or "cp.async")
 
 
 def run_gemm(args) -> int:

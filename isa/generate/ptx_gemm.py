@@ -12,6 +12,12 @@ given (recorded in the header). Structure, as CUTLASS's sm80 multistage and sm90
   the edge) into ``stages`` shared buffers, ``stages-1`` tiles ahead; ``cp.async.wait_group`` +
   ``bar.sync`` per tile; wgmma with >= 3 stages keeps one batch in flight (``wgmma.wait_group 1``)
   and loads ``stages-2`` tiles ahead so no stage is overwritten while a wgmma reads it;
+  ``--staging tma`` (sm_90/sm_90a, mma and wgmma) copies the same 16-byte chunks with
+  ``cp.async.bulk ... mbarrier::complete_tx::bytes`` instead, each thread announcing its bytes with
+  ``mbarrier.arrive.expect_tx`` on the stage's mbarrier (one per stage, after the stages) and every
+  thread waiting with ``mbarrier.try_wait.parity``; chunks past the edge are zero-filled with
+  ``st.shared.v4`` (bulk copies cannot zero-fill). Per-chunk copies keep the swizzled layouts (a
+  tensor-map TMA would swizzle in hardware: ``cp.async.bulk.tensor``, not generated here);
 * **shared layouts**: each operand tile is stored as panels of ``S`` = min(128, contiguous bytes)
   bytes, rows of one panel XOR-swizzled on 16-byte chunks (CUTLASS ``Swizzle<log2(S/16),4,3>``,
   the wgmma 32/64/128-byte swizzle modes), so ``ldmatrix`` rows and ``cp.async`` chunks hit distinct
@@ -40,6 +46,7 @@ ARCHS = ("sm_80", "sm_90", "sm_90a")
 DTYPES = ("f32", "f16", "bf16", "s8", "e4m3")
 ENGINES = ("fma", "mma", "wgmma")
 LAYOUTS = ("nn", "nt", "tn", "tt")
+STAGINGS = ("cp.async", "tma")
 ESIZE = {"f32": 4, "f16": 2, "bf16": 2, "s8": 1, "e4m3": 1}
 OUT_DTYPE = {"f32": "f32", "f16": "f16", "bf16": "bf16", "s8": "s32", "e4m3": "f16"}
 OSIZE = {"f32": 4, "f16": 2, "bf16": 2, "s32": 4}
@@ -71,6 +78,7 @@ class PtxGemmConfig:
     alpha: float = 1.0
     beta: float = 0.0
     name: str | None = None
+    staging: str = "cp.async"   # or "tma": cp.async.bulk per 16-byte chunk + mbarrier (sm_90/sm_90a)
 
     # ------------------------------------------------------------------------------ derived
     @property
@@ -117,8 +125,9 @@ class PtxGemmConfig:
             return self.name
         bm, bn, bk = self.resolved_tile
         wm, wn = self.resolved_warps
+        tma = "_tma" if self.staging == "tma" else ""
         return (f"gemm_{self.engine}_{self.dtype}_{self.layout}_{bm}x{bn}x{bk}_w{wm}x{wn}_s{self.resolved_stages}"
-                f"_{self.arch}")
+                f"{tma}_{self.arch}")
 
     def grid(self) -> tuple[int, int, int]:
         bm, bn, _ = self.resolved_tile
@@ -201,7 +210,21 @@ def validate(cfg: PtxGemmConfig) -> None:
                 raise _bad("A stored K x M (layout t?): BM/WM x element bytes must be a multiple of 128")
             if wm * wn > 8:
                 raise _bad("at most 8 warpgroups (1024 threads)")
-    smem = stage_bytes(cfg) * st
+    if cfg.staging not in STAGINGS:
+        raise _bad(f"unknown staging {cfg.staging!r}", list(STAGINGS))
+    if cfg.staging == "tma":
+        if cfg.arch == "sm_80":
+            raise _bad("--staging tma (cp.async.bulk + mbarrier) needs --arch sm_90 or sm_90a", ["sm_90", "sm_90a"])
+        if cfg.engine == "fma":
+            raise _bad("--staging tma stages the swizzled tiles of the mma and wgmma engines; the fma engine "
+                       "transposes on copy: use --staging cp.async", ["cp.async"])
+        for op in operands(cfg):
+            if op.vec != 16:
+                ld = dict(A=_leading_dims(cfg)[0], B=_leading_dims(cfg)[1])[op.name]
+                raise _bad(f"--staging tma copies 16-byte chunks (cp.async.bulk sizes and addresses are multiples "
+                           f"of 16): {op.name}'s leading dimension {ld[0]}={ld[1]} x {cfg.esize} B must be a "
+                           f"multiple of 16")
+    smem = stage_bytes(cfg) * st + mbarrier_bytes(cfg)
     if smem > MAX_SMEM[cfg.arch]:
         raise _bad(f"{st} stages of {stage_bytes(cfg)} B = {smem} B shared memory exceed the "
                    f"{MAX_SMEM[cfg.arch]} B of {cfg.arch}")
@@ -303,6 +326,15 @@ def stage_bytes(cfg: PtxGemmConfig) -> int:
     return -(-end // 1024) * 1024
 
 
+def mbarrier_bytes(cfg: PtxGemmConfig) -> int:
+    """Shared bytes after the stages for the per-stage mbarriers of TMA staging (8 B each)."""
+    return 8 * cfg.resolved_stages if cfg.staging == "tma" else 0
+
+
+def dynamic_shared_bytes(cfg: PtxGemmConfig) -> int:
+    return stage_bytes(cfg) * cfg.resolved_stages + mbarrier_bytes(cfg)
+
+
 # ---------------------------------------------------------------------------------- kernel
 @dataclass
 class _K:
@@ -366,10 +398,24 @@ def gemm_ptx(cfg: PtxGemmConfig) -> str:
     em("mov.u32 {}, 0", wr)
     em("mov.u32 {}, 0", rd)
 
+    tma = cfg.staging == "tma"
+    if tma:                     # one mbarrier per stage after the stages, counting every thread
+        bars = R["bars"] = em.reg("b32")
+        em("add.s32 {}, {}, {}", bars, R["smem"], sb * st)
+        p0 = em.reg("pred")
+        em("setp.eq.u32 {}, {}, 0", p0, R["tid"])
+        for i in range(st):
+            em("@{} mbarrier.init.shared::cta.b64 [{}+{}], {}", p0, bars, 8 * i, cfg.threads)
+        em("@{} fence.mbarrier_init.release.cluster", p0)
+        em("bar.sync 0")
+
     def load_tile():
-        for ld in loaders:
-            ld(kload, wr)
-        em("cp.async.commit_group")
+        if tma:
+            _tma_tile(k, loaders, kload, wr, R["bars"])
+        else:
+            for ld in loaders:
+                ld(kload, wr)
+            em("cp.async.commit_group")
         em("add.s32 {}, {}, {}", kload, kload, bk)
         if st > 1:
             _advance_stage(em, wr, sb, st)
@@ -389,7 +435,12 @@ def gemm_ptx(cfg: PtxGemmConfig) -> str:
     if st == 1:
         em("bar.sync 0")
         load_tile()
-        em("cp.async.wait_group 0")
+        if tma:
+            _tma_wait(k, rd, kt, R["bars"])
+        else:
+            em("cp.async.wait_group 0")
+    elif tma:
+        _tma_wait(k, rd, kt, R["bars"])
     else:
         em("cp.async.wait_group {}", pf - 1)
     if cfg.engine == "wgmma":
@@ -405,7 +456,8 @@ def gemm_ptx(cfg: PtxGemmConfig) -> str:
     em("setp.lt.s32 {}, {}, {}", pl, kt, R["KT"])
     em("@{} bra {}", pl, loop)
     em.place(end)
-    em("cp.async.wait_all")
+    if not tma:
+        em("cp.async.wait_all")
     if cfg.engine == "wgmma":
         em("wgmma.wait_group.sync.aligned 0")
     k.epilogue()
@@ -415,9 +467,12 @@ def gemm_ptx(cfg: PtxGemmConfig) -> str:
            f"layout {cfg.layout} (A {'x'.join(map(str, A_shape))}, B {'x'.join(map(str, B_shape))})",
            f"tile {bm}x{bn}x{bk}, warps {'x'.join(map(str, cfg.resolved_warps))}"
            f"{' (warpgroups)' if cfg.engine == 'wgmma' else ''}, {st} stage(s) of {sb} B, {cfg.threads} threads",
-           f"generated for M={cfg.m} N={cfg.n} K={cfg.k}; cp.async chunks A {A.vec} B, B {B.vec} B "
-           f"(leading dimensions must stay multiples of these)",
-           f"grid = (ceil(N/{bn}), ceil(M/{bm}), 1), block = ({cfg.threads}, 1, 1), dynamic shared = {sb * st} B"]
+           f"generated for M={cfg.m} N={cfg.n} K={cfg.k}; "
+           + (f"TMA staging: cp.async.bulk 16-byte chunks completing on one mbarrier per stage"
+              if tma else f"cp.async chunks A {A.vec} B, B {B.vec} B")
+           + " (leading dimensions must stay multiples of these)",
+           f"grid = (ceil(N/{bn}), ceil(M/{bm}), 1), block = ({cfg.threads}, 1, 1), "
+           f"dynamic shared = {dynamic_shared_bytes(cfg)} B"]
     text = header(cfg.arch, hdr)
     params = [f"\t.param .u64 {name}_param_{p}" for p in "ABC"] + \
              [f"\t.param .u32 {name}_param_{p}" for p in "MNK"] + \
@@ -510,6 +565,8 @@ def _setup_loader(k: _K, op: Operand):
     cache = "cg" if op.vec == 16 else "ca"
 
     def load(k0, stage):
+        if cfg.staging == "tma":
+            return [(_chunk_pred(em, R, kidx, k0, pfix), soff, g, pin, step) for soff, kidx, pfix, g, pin in chunks]
         for soff, kidx, pfix, g, pin in chunks:
             t, ss, sa = em.reg("b32"), em.reg("b32"), em.reg("b32")
             p = em.reg("pred")
@@ -520,6 +577,72 @@ def _setup_loader(k: _K, op: Operand):
             em("{}cp.async.{}.shared.global [{}], [{}], {}, {}", f"@{pin} " if pin else "", cache, sa, g, op.vec, ss)
             em("add.s64 {}, {}, {}", g, g, step)
     return load
+
+
+def _chunk_pred(em, R, kidx, k0, pfix) -> str:
+    """True where a chunk lies inside the matrix (its K index < K and its row/column in range)."""
+    t, p = em.reg("b32"), em.reg("pred")
+    em("add.s32 {}, {}, {}", t, kidx, k0)
+    em("setp.lt.and.s32 {}, {}, {}, {}", p, t, R["K"], pfix)
+    return p
+
+
+def _tma_tile(k: _K, loaders, k0: str, stage: str, bars: str) -> None:
+    """TMA staging of one tile (``cp.async.bulk``, PTX ISA 9.7.9.25.4.1): every thread copies its
+    16-byte chunks with ``cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes`` on
+    the stage's mbarrier, after announcing their bytes with ``mbarrier.arrive.expect_tx`` (the
+    mbarrier counts every thread's arrival, so the phase completes when all threads have arrived
+    and all their bytes have landed; an arrival always precedes its own copies, so the tx-count
+    never goes negative). Chunks outside the matrix are zero-filled with ``st.shared.v4`` instead
+    (bulk copies have no zero-fill), which the wgmma's ``fence.proxy.async`` orders before it."""
+    em, cfg = k.em, k.cfg
+    sb = stage_bytes(cfg)
+    parts = [c for ld in loaders for c in ld(k0, stage)]
+    tx, ss = em.reg("b32"), em.reg("b32")
+    em("mov.u32 {}, 0", tx)
+    live = []
+    for p, soff, g, pin, step in parts:
+        if pin is not None:
+            q = em.reg("pred")
+            em("and.pred {}, {}, {}", q, p, pin)
+            z = em.reg("pred")
+            em("not.pred {}, {}", z, p)
+            em("and.pred {}, {}, {}", z, z, pin)
+            live.append((q, z, False, soff, g, step))
+        else:
+            live.append((p, p, True, soff, g, step))
+        em("selp.b32 {}, 16, 0, {}", ss, live[-1][0])
+        em("add.s32 {}, {}, {}", tx, tx, ss)
+    mb, idx, st64 = em.reg("b32"), em.reg("b32"), em.reg("b64")
+    em("div.u32 {}, {}, {}", idx, stage, sb)
+    em("mad.lo.s32 {}, {}, 8, {}", mb, idx, bars)
+    em("mbarrier.arrive.expect_tx.shared::cta.b64 {}, [{}], {}", st64, mb, tx)
+    zero = k.regs.get("zero")
+    if zero is None:
+        zero = k.regs["zero"] = em.reg("b32")
+        em("mov.u32 {}, 0", zero)
+    for q, z, neg, soff, g, step in live:
+        sa = em.reg("b32")
+        em("add.s32 {}, {}, {}", sa, soff, stage)
+        em("@{} cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [{}], [{}], 16, [{}]", q, sa, g, mb)
+        em("@{}{} st.shared.v4.u32 [{}], {{{}, {}, {}, {}}}", "!" if neg else "", z, sa, zero, zero, zero, zero)
+        em("add.s64 {}, {}, {}", g, g, step)
+
+
+def _tma_wait(k: _K, stage: str, tile: str, bars: str) -> None:
+    """Wait until the tile in ``stage`` (the ``tile``-th loaded) has landed: its stage's mbarrier
+    completes phase ``tile / stages``; ``mbarrier.try_wait.parity`` with that phase's parity."""
+    em, cfg = k.em, k.cfg
+    st, sb = cfg.resolved_stages, stage_bytes(cfg)
+    mb, idx, par, pw = em.reg("b32"), em.reg("b32"), em.reg("b32"), em.reg("pred")
+    em("div.u32 {}, {}, {}", idx, stage, sb)
+    em("mad.lo.s32 {}, {}, 8, {}", mb, idx, bars)
+    em("div.u32 {}, {}, {}", par, tile, st)
+    em("and.b32 {}, {}, 1", par, par)
+    again = em.label("WAIT")
+    em.place(again)
+    em("mbarrier.try_wait.parity.shared::cta.b64 {}, [{}], {}", pw, mb, par)
+    em("@!{} bra {}", pw, again)
 
 
 def _emit_smem_offset(em, op: Operand, row: str, cb: str, base: str) -> str:
@@ -915,44 +1038,33 @@ def _epilogue(k: _K, rbase: str, cbase: str, entries, acc_type: str) -> None:
         _store(k, vals, out, ptr, dc * osz, pair, q0, q1)
 
 
+#: the epilogue's spelling per accumulator type: register kind, alpha multiply, zeroing, beta multiply-add
+_EPILOGUE = {"s32": ("b32", "mul.lo.s32", "mov.u32 {}, 0", "mad.lo.s32"),
+             "f32": ("f32", "mul.f32", "mov.f32 {}, 0f00000000", "fma.rn.f32")}
+
+
 def _alpha_beta(k, accs, acc_type, ptr, off, pair, q0, q1):
     em, cfg, R = k.em, k.cfg, k.regs
     out = cfg.out_dtype
     osz = OSIZE[out]
     addr, addr1 = f"[{ptr}+{off}]", f"[{ptr}+{off + osz}]"
-    if acc_type == "s32":
-        vals = []
-        for a in accs:
-            v = em.reg("b32")
-            em("mul.lo.s32 {}, {}, {}", v, a, R["alpha"])
-            vals.append(v)
-        if cfg.beta != 0:
-            c = em.regs("b32", 2)
-            for r in c:
-                em("mov.u32 {}, 0", r)
-            if pair:
-                em("@{} ld.global.v2.s32 {{{}, {}}}, {}", q0, c[0], c[1], addr)
-            else:
-                em("@{} ld.global.s32 {}, {}", q0, c[0], addr)
-                em("@{} ld.global.s32 {}, {}", q1, c[1], addr1)
-            for v, cc in zip(vals, c):
-                em("mad.lo.s32 {}, {}, {}, {}", v, cc, R["beta"], v)
-        return vals
+    kind, mul, zero, fma = _EPILOGUE["s32" if acc_type == "s32" else "f32"]
     vals = []
     for a in accs:
-        v = em.reg("f32")
-        em("mul.f32 {}, {}, {}", v, a, R["alpha"])
+        v = em.reg(kind)
+        em(mul + " {}, {}, {}", v, a, R["alpha"])
         vals.append(v)
     if cfg.beta != 0:
-        c = em.regs("f32", 2)
+        c = em.regs(kind, 2)
         for r in c:
-            em("mov.f32 {}, 0f00000000", r)
-        if out == "f32":
+            em(zero, r)
+        if acc_type == "s32" or out == "f32":
+            t = "s32" if acc_type == "s32" else "f32"
             if pair:
-                em("@{} ld.global.v2.f32 {{{}, {}}}, {}", q0, c[0], c[1], addr)
+                em("@{} ld.global.v2.%s {{{}, {}}}, {}" % t, q0, c[0], c[1], addr)
             else:
-                em("@{} ld.global.f32 {}, {}", q0, c[0], addr)
-                em("@{} ld.global.f32 {}, {}", q1, c[1], addr1)
+                em("@{} ld.global.%s {}, {}" % t, q0, c[0], addr)
+                em("@{} ld.global.%s {}, {}" % t, q1, c[1], addr1)
         else:
             h = em.regs("b16", 2)
             for r in h:
@@ -968,7 +1080,7 @@ def _alpha_beta(k, accs, acc_type, ptr, off, pair, q0, q1):
                 else:
                     em("cvt.f32.f16 {}, {}", cc, hh)
         for v, cc in zip(vals, c):
-            em("fma.rn.f32 {}, {}, {}, {}", v, cc, R["beta"], v)
+            em(fma + " {}, {}, {}, {}", v, cc, R["beta"], v)
     return vals
 
 
@@ -1001,13 +1113,16 @@ A_INIT = {"f32": "randn", "f16": "randn", "bf16": "randn", "s8": "randint(-128,1
 
 
 def tolerance(cfg: PtxGemmConfig) -> dict:
-    """Stated tolerances: exact for s8; otherwise the output format's rounding plus f32
-    accumulation error growing with sqrt(K) (inputs ~ N(0,1), so |D| ~ sqrt(K))."""
+    """Stated tolerances: exact for s8; otherwise the output format's rounding plus the f32
+    accumulation error (inputs ~ N(0,1), so |D| ~ sqrt(K)). A K-long f32 sum rounds each partial sum
+    (|S_k| ~ sqrt(k)) to 2^-24 relative, so its error is a random walk of standard deviation about
+    2^-24 K / sqrt(2); 6 x 2^-24 K covers the largest of millions of outputs (measured: a 2048^3 SGEMM's
+    largest error is 4.9e-4, 0.69 of this bound; 512^3 1.1e-4, 0.63)."""
     if cfg.dtype == "s8":
         return {"rtol": 0.0, "atol": 0.0}
     s = math.sqrt(cfg.k) * max(1.0, abs(cfg.alpha)) + abs(cfg.beta)
     if cfg.out_dtype == "f32":
-        return {"rtol": 1e-5, "atol": 2e-6 * s}
+        return {"rtol": 1e-5, "atol": 2e-6 * s + 6 * 2.0 ** -24 * cfg.k * max(1.0, abs(cfg.alpha))}
     fmt = {"f16": 2.0 ** -11, "bf16": 2.0 ** -8}[cfg.out_dtype]
     return {"rtol": 2 * fmt, "atol": 2 * fmt * s + 2e-6 * s}
 
@@ -1027,11 +1142,11 @@ def launch_spec(cfg: PtxGemmConfig) -> dict:
         "generator": {"op": "gemm", "isa": "ptx", "arch": cfg.arch, "dtype": cfg.dtype, "engine": cfg.engine,
                       "m": cfg.m, "n": cfg.n, "k": cfg.k, "tile": list(cfg.resolved_tile),
                       "warps": list(cfg.resolved_warps), "stages": st, "layout": cfg.layout,
-                      "alpha": cfg.alpha, "beta": cfg.beta, "out_dtype": cfg.out_dtype,
+                      "alpha": cfg.alpha, "beta": cfg.beta, "out_dtype": cfg.out_dtype, "staging": cfg.staging,
                       "flops": 2 * cfg.m * cfg.n * cfg.k},
         "launch": {
             "grid": list(cfg.grid()), "block": [cfg.threads, 1, 1],
-            "dynamic_shared_bytes": stage_bytes(cfg) * st,
+            "dynamic_shared_bytes": dynamic_shared_bytes(cfg),
             "args": [
                 {"buffer": "A", "dtype": cfg.dtype, "shape": list(a_shape), "init": A_INIT[cfg.dtype], "role": "in"},
                 {"buffer": "B", "dtype": cfg.dtype, "shape": list(b_shape), "init": A_INIT[cfg.dtype], "role": "in"},

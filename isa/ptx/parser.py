@@ -852,9 +852,7 @@ def emit_sum(text: str, offset: int) -> str:
 
 
 def _validator():
-    """The opcode table's ``validate``, or ``None`` while the table is not built yet."""
-    try:
-        from .opcodes import validate
-    except ImportError:
-        return None
+    """The opcode table's ``validate`` (imported on first use)."""
+    from .opcodes import validate
+
     return validate

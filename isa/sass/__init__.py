@@ -80,6 +80,7 @@ class SassKernel:
     resources: Resources | None
     line_info: bool
     infos: list[OpInfo] = field(default_factory=list)
+    ptx: Module | None = None              # the PTX module it was compiled from (for where())
 
     @property
     def instructions(self) -> list[Instruction]:
@@ -125,10 +126,58 @@ class SassKernel:
                 out.setdefault(ins.loc.line, []).append(k)
         return out
 
+    def similar(self, name: str, limit: int = 3) -> list[int]:
+        """Indices of the instructions closest to an opcode pattern that matches none (``HGMMA`` ->
+        the HMMA; ``LDS.128`` -> the LDS.64 and LDS): the same opcode with fewer of the modifiers
+        asked for first, then opcodes spelled alike (difflib ratio >= 0.6), in listing order."""
+        import difflib
+
+        words = [w.upper() for w in name.split(".") if w]
+        if not words:
+            return []
+        op, mods = words[0], set(words[1:])
+        alike: dict[str, float] = {}
+        scored = []
+        for k, ins in enumerate(self.instructions):
+            o = ins.opcode.upper()
+            if o == op:
+                score = 2.0 + (len(mods & {m.upper() for m in ins.modifiers}) / len(mods) if mods else 0.0)
+            else:
+                r = alike.get(o)
+                if r is None:
+                    r = alike[o] = difflib.SequenceMatcher(None, op, o).ratio()
+                if r < 0.6:
+                    continue
+                score = r
+            scored.append((-score, k))
+        return [k for _, k in sorted(scored)[:limit]]
+
+    @cached_property
+    def _ptx_locs(self) -> dict[int, object]:
+        """PTX line -> the source location (``.loc``) of the PTX instruction on it."""
+        out = {}
+        fn = next((f for f in self.ptx.functions if f.name == self.name and f.body is not None), None) \
+            if self.ptx is not None else None
+        for ins in fn.instructions if fn is not None else ():
+            if ins.loc is not None and ins.span.line not in out:
+                out[ins.span.line] = ins.loc
+        return out
+
     def where(self, k: int) -> str:
+        """``SASS 12: LDS.128 R4, [R19] ; (PTX line 101: ld.shared.f32 %f2, [%r9]; source sgemm.cu:42)``:
+        the instruction, the PTX line ptxas made it of (``-lineinfo``) and that line's CUDA/Triton
+        source line where the PTX has ``.loc``."""
         ins = self.instructions[k]
-        ptx = f" (PTX line {ins.loc.line})" if ins.loc is not None and ins.loc.file == 0 else ""
-        return f"SASS {k}: {ins}{ptx}"
+        if ins.loc is None or ins.loc.file != 0:
+            return f"SASS {k}: {ins}"
+        line = ins.loc.line
+        text = " ".join((self.ptx.source_line(line) or "").split()).rstrip(";") if self.ptx is not None else ""
+        parts = [f"PTX line {line}" + (f": {text}" if text else "")]
+        src = self._ptx_locs.get(line)
+        if src is not None and src.line > 0:
+            entry = self.ptx.files.get(src.file)
+            parts.append(f"source {Path(entry.name).name if entry else f'file {src.file}'}:{src.line}")
+        return f"SASS {k}: {ins} ({'; '.join(parts)})"
 
     def to_json(self) -> dict:
         r = self.resources
@@ -168,7 +217,7 @@ class Listing:
                 sfn = fns.get(fn.name)
                 infos = [describe(i) for i in sfn.instructions] if sfn is not None else []
                 out[fn.name] = SassKernel(fn.name, sfn, self.module, self.compiled.resources.get(fn.name),
-                                          self.compiled.line_info, infos)
+                                          self.compiled.line_info, infos, self.ptx)
         return out
 
     @cached_property

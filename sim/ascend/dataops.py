@@ -669,21 +669,17 @@ def convert(x: np.ndarray, st: str, dt: str, rnd: str | None) -> np.ndarray:
     if dt in ("f16", "bf16", "f32"):
         if st in ("f16", "bf16", "s8", "u8", "s16") or (st == "f32" and dt == "f32"):
             return src.astype(_NP[dt])
-        try:
-            from sim.numerics.rounding import round_float
-        except ImportError:  # pragma: no cover - sim.numerics is part of the tree
-            round_float = None
+        from sim.numerics.rounding import round_float
+
         if mode == "ro":
             rz = src.astype(np.float32)  # f64 -> f32 exact for f32/s32 sources up to 2^24
-            t = np.asarray(round_float(rz, dt, "rz")) if round_float else rz.astype(_NP[dt])
+            t = np.asarray(round_float(rz, dt, "rz"))
             inexact = t != rz
             bits = t.astype(_NP[dt]).view(np.uint16)
             odd = (bits & 1) == 1
             bump = inexact & ~odd & np.isfinite(t)
             bits = np.where(bump, bits + 1, bits).astype(np.uint16)
             return bits.view(_NP[dt])
-        if round_float is None:
-            return src.astype(_NP[dt])
         return np.asarray(round_float(src, dt, mode)).astype(_NP[dt])
     # to integer
     if mode == "ro":

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -101,6 +101,10 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
     t0 = time.perf_counter()
     module = _load(module_or_path)
     fn = module.function(entry)
+    from .tensormap import TensorMapArg
+
+    if any(isinstance(a, TensorMapArg) for a in args):
+        jobs = 1                       # the maps hold device addresses of this process's layout
     if jobs and jobs > 1 and ctas is None and timing is None:
         from .parallel import run_parallel
 
@@ -125,19 +129,30 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
             buf_of_param[i] = len(allocations)
             label = buffer_names[i] if buffer_names is not None and i < len(buffer_names) else p.name
             allocations.append((label, np.ascontiguousarray(a), i))
+    tmap_buf: dict[int, int] = {}      # parameter -> allocation of its tensor map's array
+    for i, a in enumerate(args):
+        if isinstance(a, TensorMapArg):
+            same = next((k for j, k in buf_of_param.items() if args[j] is a.array), None)
+            if same is None:
+                same = next((tmap_buf[j] for j in tmap_buf if args[j].array is a.array), None)
+            if same is None:
+                same = len(allocations)
+                allocations.append((a.name, np.ascontiguousarray(a.array), None))
+            tmap_buf[i] = same
     globals_ = [v for v in module.static_variables if v.space == "global"]
+    nfirst = len(allocations)
     for v in globals_:
         size = v.size_bytes or 0
         allocations.append((v.name, flatten_initializer(v, {}, size), None))
     gmem = GlobalMemory(allocations)
-    global_symbols = {v.name: gmem.buffers[len(buf_of_param) + k].base for k, v in enumerate(globals_)}
+    global_symbols = {v.name: gmem.buffers[nfirst + k].base for k, v in enumerate(globals_)}
     if any(v.initializer is not None for v in globals_):    # re-lay initialisers that name other globals
         from .calls import function_addresses
 
         syms = {n: ("global", a) for n, a in function_addresses(module).items()}
         syms.update({n: ("global", a) for n, a in global_symbols.items()})
         for k, v in enumerate(globals_):
-            b = gmem.buffers[len(buf_of_param) + k]
+            b = gmem.buffers[nfirst + k]
             raw = flatten_initializer(v, syms, b.size)
             gmem.data[b.base - 0x7F00_0000_0000:b.base - 0x7F00_0000_0000 + b.size] = np.frombuffer(raw, np.uint8)
 
@@ -149,6 +164,12 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
         off = -(-len(params) // align) * align
         params += bytes(off - len(params))
         offsets[p.name] = off
+        if i in tmap_buf:
+            if p.size_bytes != 128:
+                raise InputError(f"parameter {i} ({p.name}) is {p.size_bytes} bytes; a CUtensorMap takes "
+                                 ".param .align 64 .b8 [128]")
+            params += replace(a.map, address=gmem.buffers[tmap_buf[i]].base).encode()
+            continue
         params += _param_bytes(p, a, i, gmem, buf_of_param)
 
     listeners = list(listeners)
@@ -198,6 +219,10 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
         raw = gmem.read(gmem.buffers[k])
         if a.flags.writeable:
             np.copyto(a, raw.view(a.dtype).reshape(a.shape))
+    for i, k in tmap_buf.items():
+        a = args[i].array
+        if k not in buf_of_param.values() and a.flags.writeable:
+            np.copyto(a, gmem.read(gmem.buffers[k]).view(a.dtype).reshape(a.shape))
     stats = _stats(M, mstats)
     stats["seconds"] = time.perf_counter() - t0
     stats["setup_seconds"] = t1 - t0        # parse (if a path was given), layout, decoding

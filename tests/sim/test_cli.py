@@ -126,14 +126,6 @@ def test_unknown_kernel_and_machine(files, capsys):
     assert "unknown machine" in capsys.readouterr().err
 
 
-def test_ascend_missing_gives_a_clear_error(files, capsys, monkeypatch):
-    monkeypatch.setitem(sys.modules, "sim.ascend.cli", None)     # import fails as if absent
-    (files / "k.asm").write_text("// nothing\n")
-    assert main(["run", str(files / "k.asm")]) == 2
-    assert "Ascend-like simulator (sim.ascend.cli) is not part of this build" in capsys.readouterr().err
-    assert main(["run", str(files / "k.ptx"), "--machine", "davinci-a2"]) == 2
-
-
 def test_ascend_files_and_machine_dispatch_to_run_ascend(files, monkeypatch):
     seen = []
     fake = types.ModuleType("sim.ascend.cli")

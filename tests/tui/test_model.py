@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import CORPUS, EXAMPLES, corpus_or_skip, corpus_ptx_files
 from isa.cfg import Cfg
-from tui.analysis import cfg_loops, class_label, match_pattern
+from tui.analysis import cfg_loops, class_label
 from tui.highlight import tokens
 from tui.model import kernel_range, load_file
 from tui.synthetic import synthetic_ptx
@@ -75,9 +75,39 @@ def test_search_matches_text_and_opcode_patterns(tmp_path):
     rows = doc.search("fma.f32")
     assert rows and all("fma.rn.f32" in doc.lines[r] for r in rows)
     assert doc.search("") == []
-    ins = doc.fn.instructions
-    assert match_pattern("ld.shared", next(i for i in ins if i.opcode == "ld" and "shared" in i.modifiers))
-    assert not match_pattern("ld.global", next(i for i in ins if i.opcode == "ld" and "shared" in i.modifiers))
+    assert doc.search("%r") and doc.search("[%rd")          # not patterns: text only, no error
+
+
+SEARCH_PTX = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 k_p)
+{
+    .reg .b16 %rs<4>;
+    .reg .b32 %r<4>;
+    .reg .f32 %f<4>;
+    .shared .align 4 .b8 sm[64];
+    mov.u32 %r1, sm;
+    ld.shared::cta.u32 %r2, [%r1];
+    cvt.f32.f16 %f1, %rs1;
+    cvt.rn.f16.f32 %rs2, %f1;
+    ret;
+}
+"""
+
+
+def test_search_uses_the_analyzers_patterns(tmp_path):
+    """One matcher (issue 15): '/' search reads opcode patterns as validate-kernel does."""
+    p = tmp_path / "s.ptx"
+    p.write_text(SEARCH_PTX)
+    doc = load_file(str(p)).kernels[0]
+    row = {w: next(r for r, t in enumerate(doc.lines) if w in t) for w in ("ld.shared", "cvt.f32", "cvt.rn")}
+    # type words keep their order: f32 -> f16 is not f16 -> f32
+    assert doc.search("cvt.f16.f32") == [row["cvt.rn"]]
+    assert doc.search("cvt.f32.f16") == [row["cvt.f32"]]
+    # 'shared' matches its ::cta refinement
+    assert doc.search("ld.shared.u32") == [row["ld.shared"]]
+    assert doc.analysis.provider == "analyzer"
 
 
 def test_bad_input_becomes_an_error_with_its_location():
@@ -147,3 +177,12 @@ def test_source_without_file_entries_is_guessed_from_the_stem(tmp_path):
     hit = guess_source(tmp_path / "ptx" / "sgemm_naive.sm_80.ptx")
     assert hit.path == tmp_path / "cuda" / "sgemm_naive.cu"
     assert guess_source(tmp_path / "ptx" / "other.sm_80.ptx").path is None
+
+
+def test_one_analysis_in_the_inspector():
+    import tui.analysis
+
+    # no second matcher, expectations or semantics pass of its own
+    for name in ("match_pattern", "_manifest_expectations", "_describer", "_apply_analyzer"):
+        assert not hasattr(tui.analysis, name), name
+    assert not (Path(tui.analysis.__file__).parent / "analyzer_bridge.py").exists()

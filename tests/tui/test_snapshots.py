@@ -158,3 +158,22 @@ def test_timeline_ptx_stand_in_run(snap_compare, monkeypatch):
 
     app = InspectorApp(["examples/ptx/sgemm_tiled.sm_90.ptx"], launch="examples/manifest.json#sgemm_tiled")
     assert snap_compare(app, terminal_size=SIZE, run_before=before)
+
+
+def test_code_view_sass_pane_sgemm_tiled(snap_compare, sass_tools, monkeypatch):
+    """The SASS pane (v) beside the PTX, the cursor moved into it (x) from PTX line 110, whose four
+    scalar ld.shared.f32 ptxas merged into one LDS.128 (ptxas 13.0, nvdisasm 13.2: the listing of
+    other tool versions may differ, so the snapshot is skipped without these tools)."""
+    monkeypatch.chdir(EXAMPLES.parent)
+
+    async def before(pilot):
+        await _wait(pilot)
+        await pilot.press("v")
+        await _wait(pilot)
+        await pilot.press("g", *"110", "enter")
+        await pilot.pause()
+        await pilot.press("x")
+        await pilot.pause()
+
+    app = InspectorApp(["examples/ptx/sgemm_tiled.sm_90.ptx"], source_dirs=["examples/cuda"])
+    assert snap_compare(app, terminal_size=(200, 44), run_before=before)      # wide: the pane's listing shows

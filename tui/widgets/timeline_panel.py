@@ -166,10 +166,8 @@ def stall_items(run: timeline.PtxTimelineRun, limit: int = 10):
 
 
 def ptx_tables_markup(run: timeline.PtxTimelineRun) -> str:
-    try:
-        from sim.timing.report import render
-    except ImportError:
-        return ""
+    from sim.timing.report import render
+
     try:
         return "[dim]" + escape(render(run.timing)) + "[/]"
     except (KeyError, TypeError):

@@ -501,6 +501,125 @@ def _bulk_run(M, pc, ins, dst_space, src_space, dfn, sfn, size, mfn, name, sourc
     return run
 
 
+# ---------------------------------------------------------------------------------- TMA (tensor maps)
+limit("cp.async.bulk.tensor", "tile mode only: im2col, .multicast::cluster and interleaved tensor maps are not simulated")
+
+
+@op("cp.async.bulk.tensor")
+def _bulk_tensor(M, pc, ins, canon, ms, mods):
+    """``cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r7], [%rd11, {%r72, %r37}], [%r5];``
+    (a box of the tensor map at %rd11 -> shared, complete_tx on the mbarrier) and
+    ``cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd14, {%r36, %r37}], [%r7];`` (shared -> the
+    box's in-bound elements, a bulk group): tile mode, :mod:`sim.ptx.tensormap`."""
+    from ..tensormap import SIZE, TensorMap
+
+    ops = list(ins.operands)
+    if "im2col" in ms or any(m.startswith("im2col") for m in ms):
+        return not_implemented(M, ins, "cp.async.bulk.tensor im2col mode (tile mode only)")
+    if any(m.startswith("multicast") for m in ms):
+        return not_implemented(M, ins, "cp.async.bulk.tensor multicast (one CTA per cluster only)")
+    k = next((i for i, o in enumerate(ops[:2]) if isinstance(o, ir.Address) and o.coords is not None), None)
+    if k is None:
+        raise M.error(f"{ins.full_opcode} needs a tensor-map operand [map, {{coordinates}}]", ins)
+    load = k == 1
+    tm = ops[k]
+    t_space, tfn = M.address(ir.Address(tm.base, tm.offset), ins)
+    cfns = [M.src(e, "s32", ins) for e in tm.coords.elements]
+    _, sfn = M.address(ops[0 if load else 1], ins)          # the shared side
+    mfn = M.address(ops[2], ins)[1] if load and len(ops) > 2 and isinstance(ops[2], ir.Address) else None
+    cache: dict[bytes, TensorMap] = {}
+
+    def maps(lanes, sub):
+        """Per lane: the decoded tensor map (lanes whose map cannot be read are reported and dropped)."""
+        addr = tfn(sub)
+        out_l, out_m = [], []
+        for sp, data, _, sel, flat, a in M.resolve(pc, t_space, lanes, addr, SIZE, "load", align=64):
+            ln = lanes if sel is None else lanes[sel]
+            raw = data[flat[:, None] + np.arange(SIZE)]
+            for j in range(len(ln)):
+                key = raw[j].tobytes()
+                t = cache.get(key)
+                if t is None:
+                    t = TensorMap.decode(key)
+                    if t is None:
+                        raise M.error(f"{ins.full_opcode}: the 128 bytes at 0x{int(a[j]):x} ({sp}) are not a tensor "
+                                      "map (describe the CUtensorMap parameter in the launch spec: "
+                                      "{\"tensor_map\": ..., \"of\": BUFFER, ...})", ins)
+                    if t.rank != len(cfns):
+                        raise M.error(f"{ins.full_opcode} gives {len(cfns)} coordinates; the tensor map has rank "
+                                      f"{t.rank}", ins)
+                    if t.interleave:
+                        raise M.error(f"{ins.full_opcode}: interleaved tensor maps are not simulated", ins)
+                    cache[key] = t
+                out_l.append(int(ln[j]))
+                out_m.append(t)
+        return np.array(out_l, np.int64), out_m
+
+    def run(m):
+        lanes = M.lanes_of(m)
+        if len(lanes) == 0:
+            return
+        A = M.asyncs
+        sub = None if m is None else lanes
+        coords_all = np.stack([np.broadcast_to(np.asarray(f()).astype(np.int64), (M.T,)) for f in cfns], axis=1)
+        smem_all = np.broadcast_to(sfn(sub), (len(lanes),))
+        pos = {int(l): i for i, l in enumerate(lanes)}
+        ln_all, tms = maps(lanes, sub)
+        if mfn is not None:
+            lanes_m, slots_m = _mbar_slots(M, pc, m, mfn, lanes)
+            per = np.full(M.T, -1, np.int64)
+            per[lanes_m] = slots_m
+        G = M.gmem.data
+        for j, lane in enumerate(ln_all.tolist()):
+            t = tms[j]
+            ln = np.array([lane], np.int64)
+            i = pos[lane]
+            off, inb = t.box_elements(coords_all[lane][None, :])
+            gaddr = np.uint64(t.address) + off.astype(np.uint64)          # [1, E]
+            es = t.esize
+            nb = t.box_bytes
+            got = M.resolve(pc, "shared", ln, smem_all[i:i + 1], nb, "store" if load else "load", align=128)
+            if not got:
+                continue
+            _, _, _, _, sflat, sa = got[0]
+            sidx = sflat[:, None] + (t.shared_offsets(smem_all[i:i + 1]) - smem_all[i:i + 1].astype(np.int64)[:, None])
+            sidx = np.minimum(sidx, M.shared.data.size - 1)
+            ein = np.flatnonzero(inb[0])
+            gflat = None
+            if len(ein):
+                gflat, ok = M.gmem.check(gaddr[0, ein], es)
+                if not ok.all():
+                    M.report("out_of_bounds", pc, ln, f"{ins.full_opcode}: the tensor map ({t.describe()}) reaches "
+                             "past its buffer", addresses=gaddr[0, ein[~ok]][:1])
+                    continue
+                gidx = gflat[:, None] + np.arange(es)
+            if load:
+                vals = np.tile(t.fill_bytes(), inb.shape[1]).reshape(inb.shape[1], es)
+                if len(ein):
+                    vals[ein] = G[gidx]
+                    M._account(pc, "global", "load", np.repeat(ln, len(ein)), gaddr[0, ein], es)
+                vals = vals.reshape(1, nb)
+                if mfn is not None:
+                    A.issue(Op(canon, pc, ln, np.zeros(1, np.int64), ("shared", sidx), vals, None,
+                               mbar=per[ln], tx=nb))
+                else:
+                    A.issue(Op(canon, pc, ln, A.bulk_commits[ln].copy(), ("shared", sidx), vals, None))
+                M.bytes_store["shared"] = M.bytes_store.get("shared", 0) + nb
+                if M.mem_listeners:
+                    M.emit(pc, ln, space="shared", kind="async_store", width=nb, addresses=sa)
+            else:
+                A.check_async_read(pc, sidx.reshape(-1), ln, ins.full_opcode)
+                if not len(ein):
+                    continue
+                bidx = sidx.reshape(inb.shape[1], es)[ein]
+                vals = M.shared.data[bidx].reshape(1, -1)
+                reads = (sidx.min(axis=1), sidx.max(axis=1) + 1)
+                M._account(pc, "shared", "load", ln, sa, nb)
+                A.issue(Op(canon, pc, ln, A.bulk_commits[ln].copy(), ("global", gidx.reshape(1, -1)), vals, reads))
+                M.bytes_store["global"] = M.bytes_store.get("global", 0) + len(ein) * es
+    return run
+
+
 @op("prefetch", "prefetchu", "applypriority", "discard", "cp.async.bulk.prefetch", "cp.async.bulk.prefetch.tensor")
 def _noop_mem(M, pc, ins, canon, ms, mods):
     return lambda m: None

@@ -1,0 +1,71 @@
+"""The corpus launches the simulator benches run (bench/sim_speed.py, bench/race_cost.py): which
+manifest entries, each kernel loaded for its target with its launch, inputs and dynamic shared
+memory, and fresh argument arrays for every run (a run writes its outputs into them)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+
+@dataclass
+class CorpusRun:
+    entry: dict               # the manifest entry
+    target: str               # the PTX target it runs (the one asked for where the entry has it)
+    module: object            # isa.ir.Module
+    launch: dict
+    inputs: dict
+    dynamic_shared: int
+
+    @property
+    def name(self) -> str:
+        return self.entry["name"]
+
+    def args(self) -> list:
+        """New argument values for one launch (buffers as fresh arrays, scalars as they are)."""
+        import reference as R
+
+        return [np.array(R.encode(self.inputs[a["buffer"]], a["dtype"])) if "buffer" in a else self.inputs[a["scalar"]]
+                for a in self.launch["args"]]
+
+    def run(self, args: list | None = None, **options):
+        """``sim.run_kernel`` of this launch on ``args`` (default: fresh ones, :meth:`args`)."""
+        import sim
+
+        return sim.run_kernel(self.module, self.entry["entry"], self.launch["grid"], self.launch["block"],
+                              self.args() if args is None else args, self.dynamic_shared, **options)
+
+
+def corpus_runs(target: str, only: str = "", every: bool = False) -> list[CorpusRun] | None:
+    """The manifest's GEMMs (``every``: all entries; ``only``: the comma-separated names), or None
+    where ../shared/corpus is not present."""
+    if not (CORPUS / "manifest.json").exists():
+        return None
+    for p in (str(CORPUS), str(ROOT)):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    import reference as R
+
+    import isa
+
+    out = []
+    for e in json.loads((CORPUS / "manifest.json").read_text())["entries"]:
+        if only:
+            if e["name"] not in only.split(","):
+                continue
+        elif not every and "gemm" not in e["themes"]:
+            continue
+        t = target if target in e["ptx"] else next(iter(e["ptx"]))
+        launch = e["launch"]
+        dyn = launch["dynamic_shared_bytes"]
+        out.append(CorpusRun(e, t, isa.load(CORPUS / e["ptx"][t]), launch,
+                             R.build_inputs(launch, R.entry_seed(e["name"])),
+                             dyn.get(t, 0) if isinstance(dyn, dict) else dyn))
+    return out

@@ -1,0 +1,210 @@
+"""Tensor maps (``CUtensorMap``) and the box copies of ``cp.async.bulk.tensor`` (TMA, tile mode).
+
+A kernel receives a tensor map as a 128-byte ``.param .align 64 .b8 p[128]`` (``__grid_constant__
+CUtensorMap``, Triton's TMA descriptors) or finds it in global memory, and hands its address to::
+
+    cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r7], [%rd11, {%r72, %r37}], [%r5];
+    cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd14, {%r36, %r37}], [%r7];
+
+The driver's 128-byte encoding is not published, so the simulator writes its own (:meth:`TensorMap.encode`,
+magic ``KLTM``) with the fields ``cuTensorMapEncodeTiled`` takes (CUDA driver API, "Tensor Map Object
+Management"), in its order (dimension 0 is the contiguous one):
+
+* ``dtype`` (``CUtensorMapDataType``), ``rank`` 1..5, ``address`` of the buffer;
+* ``dims`` (``globalDim``, elements), ``strides`` (``globalStrides``, bytes, for dimensions 1..rank-1;
+  multiples of 16);
+* ``box`` (``boxDim``, at most 256 each), ``element_strides`` (``elementStrides``, 1..8);
+* ``interleave`` (only ``none`` is simulated), ``swizzle`` (none, 32B, 64B, 128B),
+  ``oob_fill`` (``zero``, or ``nan``: ``CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA``).
+
+A tile load reads, for box index ``j``, the element at ``coord[i] + j[i] * element_strides[i]`` in
+each dimension ``i`` (``ceil(box[i] / element_strides[i])`` of them); elements outside
+``[0, dims[i])`` read as the fill (zero bits, or the canonical NaN of the type). The box lands in
+shared memory densely, dimension 0 fastest, and its byte addresses are swizzled as the wgmma
+descriptors read them (:func:`sim.ptx.tensor.wgmma.swizzle_address`: 16-byte chunk bits 4.. XOR
+address bits 7..). The mbarrier's tx-count drops by the whole box (out-of-bound elements count).
+A tile store writes the in-bound elements of the box and skips the others.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from isa.errors import InputError
+
+MAGIC = 0x4D544C4B          # "KLTM" little-endian
+SIZE = 128
+
+#: CUtensorMapDataType -> (name, bytes)
+DTYPES = {0: ("u8", 1), 1: ("u16", 2), 2: ("u32", 4), 3: ("s32", 4), 4: ("u64", 8), 5: ("s64", 8),
+          6: ("f16", 2), 7: ("f32", 4), 8: ("f64", 8), 9: ("bf16", 2), 10: ("f32", 4), 11: ("tf32", 4),
+          12: ("tf32", 4)}
+DTYPE_CODE = {"u8": 0, "s8": 0, "e4m3": 0, "u16": 1, "s16": 1, "u32": 2, "s32": 3, "u64": 4, "s64": 5,
+              "f16": 6, "f32": 7, "f64": 8, "bf16": 9, "tf32": 11}
+SWIZZLE = {0: 0, 1: 32, 2: 64, 3: 128}          # CUtensorMapSwizzle -> bytes
+SWIZZLE_CODE = {"none": 0, "32B": 1, "64B": 2, "128B": 3}
+INTERLEAVE = {"none": 0, "16B": 1, "32B": 2}
+FILL = {"zero": 0, "nan": 1}
+#: the NaN a NaN-filled out-of-bound element holds, by element bytes (the canonical quiet NaN; guessed
+#: until examples/h200/tma.json records the device's, which tests/sim/ptx/test_tma.py checks)
+NAN_BITS = {2: 0x7FFF, 4: 0x7FFFFFFF, 8: 0x7FFFFFFFFFFFFFFF}
+_FLOAT = {6, 7, 8, 9, 10, 11, 12}
+_LAYOUT = struct.Struct("<IBBBBB7xQ5I4Q5I5I")      # 4+5+7+8+20+32+20+20 = 116 bytes
+
+
+@dataclass(frozen=True)
+class TensorMap:
+    """The fields of one tiled tensor map (``cuTensorMapEncodeTiled``'s arguments)."""
+
+    dtype: int
+    dims: tuple[int, ...]
+    strides: tuple[int, ...]
+    box: tuple[int, ...]
+    element_strides: tuple[int, ...]
+    interleave: int = 0
+    swizzle: int = 0            # CUtensorMapSwizzle code
+    oob_fill: int = 0
+    address: int = 0
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+    @property
+    def esize(self) -> int:
+        return DTYPES[self.dtype][1]
+
+    @property
+    def counts(self) -> tuple[int, ...]:
+        """Elements per dimension of the box in shared memory."""
+        return tuple(-(-b // e) for b, e in zip(self.box, self.element_strides))
+
+    @property
+    def box_bytes(self) -> int:
+        return int(np.prod(self.counts)) * self.esize
+
+    @classmethod
+    def tiled(cls, dtype: str, dims, box, *, strides=None, element_strides=None, interleave="none",
+              swizzle="none", oob_fill="zero", address: int = 0, where: str = "tensor map") -> "TensorMap":
+        """From the launch-spec spelling (names for the enums; ``strides`` default to a dense tensor)."""
+        def bad(msg):
+            raise InputError(f"{where}: {msg}")
+
+        if dtype not in DTYPE_CODE:
+            bad(f"unknown element type {dtype!r} (known: {', '.join(sorted(DTYPE_CODE))})")
+        code = DTYPE_CODE[dtype]
+        es = DTYPES[code][1]
+        dims = tuple(int(d) for d in dims)
+        box = tuple(int(b) for b in box)
+        r = len(dims)
+        if not 1 <= r <= 5:
+            bad(f"rank {r}: a tensor map has 1 to 5 dimensions")
+        if len(box) != r:
+            bad(f"box has {len(box)} dimensions, dims {r}")
+        if strides is None:
+            strides, acc = [], es
+            for d in dims[:-1]:
+                acc *= d
+                strides.append(acc)
+        strides = tuple(int(s) for s in strides)
+        if len(strides) != r - 1:
+            bad(f"strides gives {len(strides)} values; a rank-{r} map takes {r - 1} (bytes, dimensions 1..{r - 1})")
+        if any(s % 16 for s in strides):
+            bad(f"strides {list(strides)} must be multiples of 16 bytes")
+        ests = tuple(int(e) for e in (element_strides or [1] * r))
+        if len(ests) != r or not all(1 <= e <= 8 for e in ests):
+            bad(f"element_strides {list(ests)}: {r} values in 1..8")
+        if not all(1 <= b <= 256 for b in box):
+            bad(f"box {list(box)}: each dimension 1..256")
+        for k, tab in (("interleave", INTERLEAVE), ("swizzle", SWIZZLE_CODE), ("oob_fill", FILL)):
+            v = {"interleave": interleave, "swizzle": swizzle, "oob_fill": oob_fill}[k]
+            if v not in tab:
+                bad(f"{k} {v!r} (known: {', '.join(tab)})")
+        sw = SWIZZLE_CODE[swizzle]
+        if sw and box[0] * es > SWIZZLE[sw]:
+            bad(f"box[0] is {box[0] * es} bytes, more than the {swizzle} swizzle span")
+        if (box[0] * es) % 16 and INTERLEAVE[interleave] == 0:
+            bad(f"box[0] is {box[0] * es} bytes: the inner box dimension must be a multiple of 16 bytes")
+        if FILL[oob_fill] and code not in _FLOAT:
+            bad("oob_fill 'nan' needs a floating-point element type")
+        return cls(code, dims, strides, box, ests, INTERLEAVE[interleave], sw, FILL[oob_fill], int(address))
+
+    def extent_bytes(self) -> int:
+        """Bytes from the base address to one past the last element."""
+        return self.esize + sum((d - 1) * s for d, s in zip(self.dims[1:], self.strides)) + \
+            (self.dims[0] - 1) * self.esize
+
+    def encode(self) -> bytes:
+        r = self.rank
+        pad = lambda v, n: list(v) + [0] * (n - len(v))
+        raw = _LAYOUT.pack(MAGIC, r, self.dtype, self.interleave, self.swizzle, self.oob_fill, self.address,
+                           *pad(self.dims, 5), *pad(self.strides, 4), *pad(self.box, 5),
+                           *pad(self.element_strides, 5))
+        return raw + bytes(SIZE - len(raw))
+
+    @classmethod
+    def decode(cls, raw: bytes) -> "TensorMap | None":
+        """The map held in 128 bytes, or None where they hold no kernlens tensor map."""
+        if len(raw) < _LAYOUT.size:
+            return None
+        v = _LAYOUT.unpack_from(raw)
+        if v[0] != MAGIC or not 1 <= v[1] <= 5 or v[2] not in DTYPES:
+            return None
+        r = v[1]
+        dims, strides, box, ests = v[7:12], v[12:16], v[16:21], v[21:26]
+        return cls(v[2], tuple(dims[:r]), tuple(strides[:r - 1]), tuple(box[:r]), tuple(ests[:r]), v[3], v[4],
+                   v[5], v[6])
+
+    # ------------------------------------------------------------------ the box
+    def box_elements(self, coords: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For box origins ``coords`` [n, rank] (signed): the global byte offset of every box element
+        from the base address [n, E] and whether it is in bounds [n, E]; E in box order (dim 0 fastest)."""
+        n = coords.shape[0]
+        counts = self.counts
+        grids = np.meshgrid(*[np.arange(c, dtype=np.int64) for c in reversed(counts)], indexing="ij")
+        idx = [g.reshape(-1) for g in reversed(grids)]       # idx[i]: box index in dimension i, dim 0 fastest
+        off = np.zeros((n, idx[0].size), np.int64)
+        inb = np.ones((n, idx[0].size), bool)
+        for i in range(self.rank):
+            x = coords[:, i:i + 1].astype(np.int64) + idx[i][None, :] * self.element_strides[i]
+            inb &= (x >= 0) & (x < self.dims[i])
+            off += x * (self.esize if i == 0 else self.strides[i - 1])
+        return off, inb
+
+    def fill_bytes(self) -> np.ndarray:
+        """The bytes of one out-of-bound element."""
+        v = NAN_BITS[self.esize] if self.oob_fill and self.dtype in _FLOAT else 0
+        return np.frombuffer(int(v).to_bytes(self.esize, "little"), np.uint8)
+
+    def shared_offsets(self, dst: np.ndarray) -> np.ndarray:
+        """Shared byte addresses [n, box_bytes] of the box at ``dst`` [n], swizzled."""
+        from .tensor.wgmma import swizzle_address
+
+        lin = dst.astype(np.int64)[:, None] + np.arange(self.box_bytes, dtype=np.int64)[None, :]
+        return swizzle_address(lin, SWIZZLE[self.swizzle]) if self.swizzle else lin
+
+    def describe(self) -> str:
+        sw = {0: "none", 1: "32B", 2: "64B", 3: "128B"}[self.swizzle]
+        return (f"{DTYPES[self.dtype][0]} dims {list(self.dims)} box {list(self.box)} swizzle {sw}"
+                f"{' NaN fill' if self.oob_fill else ''}")
+
+
+@dataclass(frozen=True, eq=False)
+class TensorMapArg:
+    """A ``CUtensorMap`` kernel argument for ``sim.run_kernel``: the map's fields over the host array
+    ``array`` (its ``address`` is filled in at launch with the array's device address; an array that is
+    also a buffer argument, by identity, is the same buffer, and writes through the map are copied back)."""
+
+    array: np.ndarray
+    map: TensorMap
+    name: str = "tensor map"
+
+    def __post_init__(self):
+        if not isinstance(self.array, np.ndarray):
+            raise InputError(f"{self.name}: a tensor map is over a numpy array, got {type(self.array).__name__}")
+        if self.map.extent_bytes() > self.array.nbytes:
+            raise InputError(f"{self.name}: {self.map.describe()} spans {self.map.extent_bytes()} bytes; its buffer "
+                             f"has {self.array.nbytes}")
