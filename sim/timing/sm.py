@@ -174,6 +174,7 @@ class SMRun:
     l1_hit_sectors: float
     l1_load_sectors: float
     l2_sectors: float
+    l2_load_sectors: float      # of which loads (L1 misses)
     ctas: int
     warps: int
     cta_end: list
@@ -249,7 +250,7 @@ class SM:
         cta_end = [0.0] * len(ctas)
         cta_slot = []
         issued = 0
-        l1_hit = l1_tot = l2_sec = 0.0
+        l1_hit = l1_tot = l2_sec = l2_ld = 0.0
         slices = [] if self.trace else None
         nxt = 0
         free_slots = list(range(self.k))
@@ -390,6 +391,7 @@ class SM:
                             miss = cost * (n - h) / n
                             if miss > 0:
                                 l2_sec += miss
+                                l2_ld += miss
                                 s2 = l2.reserve(s0, miss * 32)
                                 sd = dram.reserve(s2, miss * 32 * (1.0 - self.l2_hit)) if self.l2_hit < 1 else s2
                                 d = s2 + l2_lat + miss_extra + (sd - s2)
@@ -489,7 +491,7 @@ class SM:
         busy["tensor_gmma"] = gmma.busy
         busy["l2_share"] = l2.busy
         busy["dram_share"] = dram.busy
-        return SMRun(cycles, issued, st, busy, l1_hit, l1_tot, l2_sec, len(ctas), len(streams), cta_end,
+        return SMRun(cycles, issued, st, busy, l1_hit, l1_tot, l2_sec, l2_ld, len(ctas), len(streams), cta_end,
                      slices or [])
 
     @staticmethod
