@@ -70,10 +70,140 @@ def run(args: argparse.Namespace) -> int:
             gc.enable()
 
 
-def _run(args: argparse.Namespace) -> int:
-    import isa
+#: PTX files longer than this are analysed batch by batch of kernels (:func:`isa.ptx.chunks.batches`):
+#: memory stays that of one batch, and the text report is written as each batch is done.
+STREAM_CHARS = 4 << 20
+#: about how much kernel text one batch parses at a time
+BATCH_CHARS = 1 << 20
 
-    from .render import render_json, render_sarif, render_text
+
+def _modules(args, want_sass: bool, progress: "_Progress"):
+    """Every module to analyse, one at a time: a big PTX file (more than :data:`STREAM_CHARS`)
+    as one module per batch of its kernels, each with the file's lines and columns."""
+    import isa
+    from isa.ptx import chunks
+
+    for f in args.files:
+        path = Path(f)
+        if args.kernel or want_sass or path.suffix.lower() in isa._ASCEND_SUFFIXES:
+            yield isa.load(path, lenient=args.lenient, kernels=args.kernel or None)
+            continue
+        text = isa.read_text(path)
+        if len(text) <= STREAM_CHARS or isa.detect_isa(text, f) != "ptx":
+            yield isa.loads(text, f, lenient=args.lenient)
+            continue
+        found = chunks.entries(text)
+        progress.start(f, len(found))
+        for _names, piece in chunks.batches(text, max_chars=BATCH_CHARS, found=found):
+            yield isa.loads(piece, f, lenient=args.lenient)
+        del text
+
+
+class _Progress:
+    """Kernels analysed so far of a big file, on stderr: a bar redrawn in place on a terminal,
+    else one line every :attr:`every` seconds (only once the file has taken that long)."""
+
+    every = 10.0
+
+    def __init__(self, prog: str, stream=None):
+        import time
+
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.prog, self.file, self.total, self.done = prog, None, 0, 0
+        self.clock = time.monotonic
+        self.t0 = self.last = self.clock()
+
+    def start(self, file: str, total: int) -> None:
+        self.file, self.total, self.done = file, total, 0
+        self.t0 = self.last = self.clock()
+
+    def step(self, n: int = 1) -> None:
+        if self.file is None:
+            return
+        self.done += n
+        now = self.clock()
+        if now - self.last < (0.2 if self.tty else self.every) and self.done < self.total:
+            return
+        self.last = now
+        frac = self.done / self.total if self.total else 1.0
+        bar = "#" * int(30 * frac) + "-" * (30 - int(30 * frac))
+        text = (f"{self.prog}: {self.file}: [{bar}] {self.done:,}/{self.total:,} kernels, "
+                f"{now - self.t0:.0f} s")
+        if self.tty:
+            self.stream.write("\r" + text + ("\n" if self.done >= self.total else ""))
+        elif now - self.t0 >= self.every:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+        if self.done >= self.total:
+            self.file = None
+
+
+class _Output:
+    """Where the report goes, written as each kernel is done: the text report kernel by kernel;
+    JSON and SARIF keep only what their document needs (the kernels' JSON, the results)."""
+
+    def __init__(self, args):
+        self.format, self.path = args.format, args.output
+        self.kernels: list[dict] = []     # JSON
+        self.sarif: list[dict] = []       # SARIF results
+        self.parts: list[str] = []        # text not written yet
+        self.streaming = False            # a big file: text written as each kernel is done
+        self.fh = None
+
+    def add(self, report) -> None:
+        from .render import render_text, sarif_results
+
+        if self.format == "text":
+            self.parts.append(render_text([report]))
+            if self.streaming:
+                self.flush()
+        elif self.format == "json":
+            self.kernels.append(report.to_json())
+        else:
+            self.sarif += sarif_results(report)
+
+    def flush(self) -> None:
+        if self.fh is None:
+            if self.path:
+                try:
+                    self.fh = open(self.path, "w")
+                except OSError as exc:
+                    raise InputError(f"cannot write {self.path}: {exc.strerror}") from None
+            else:
+                self.fh = sys.stdout
+        self.fh.write("".join(self.parts))
+        self.fh.flush()
+        self.parts.clear()
+
+    def finish(self, precision) -> None:
+        from .render import render_json_kernels, render_sarif_results, render_text
+
+        if self.format == "text":
+            if precision:
+                self.parts.append(render_text([], precision=precision))
+            self.flush()
+            self.abandon()
+            return
+        if self.format == "json":
+            text = render_json_kernels(self.kernels, precision=precision)
+        else:
+            text = render_sarif_results(self.sarif, precision=precision)
+        if self.path:
+            try:
+                Path(self.path).write_text(text)
+            except OSError as exc:
+                raise InputError(f"cannot write {self.path}: {exc.strerror}") from None
+        else:
+            sys.stdout.write(text)
+
+    def abandon(self) -> None:
+        self.parts.clear()
+        if self.fh is not None and self.fh is not sys.stdout:
+            self.fh.close()
+
+
+def _run(args: argparse.Namespace) -> int:
     from .report import analyze_function
 
     expectations: list[Expectation] = [parse_expectation(e) for e in args.expect]
@@ -84,86 +214,117 @@ def _run(args: argparse.Namespace) -> int:
         raise InputError("--grid and --block go together (both or neither)")
     if args.assume_trips < 0:
         raise InputError("--assume-iterations must be >= 0")
+    if args.precision_mode is None and args.origin_dtype is not None:
+        raise InputError("--origin-dtype goes with --precision-mode (must_keep_origin_dtype or origin)")
     launch = Launch(grid, block)
-    reports = []
     used_params: set[str] = set()
+    found: set[str] = set()
+    failed = False
     want_sass = args.sass or any(e.name.startswith("sass:") for e in expectations)
-    modules = [isa.load(Path(f), lenient=args.lenient, kernels=args.kernel or None) for f in args.files]
     if want_sass:
+        import isa
+
+        modules = [isa.load(Path(f), lenient=args.lenient, kernels=args.kernel or None) for f in args.files]
         import isa.sass
 
         ptx = [m for m in modules if m.isa == "ptx"]
         if ptx and isa.sass.available():
             isa.sass.listings(ptx)           # one batch of ptxas/nvdisasm calls for all the files
-    for module in modules:
-        fns = module.kernels
-        if args.kernel:
-            fns = [fn for fn in module.functions if fn.name in args.kernel and fn.body is not None]
-        for fn in fns:
-            params = resolve(module, fn, given, strict=False)
-            used_params.update(k for k in given if _maps(module, fn, k))
-            report = analyze_function(module, fn, params=params, launch=launch,
-                                      machine=args.machine, assumed_trips=args.assume_trips, sass=want_sass)
-            report.check(expectations)
-            reports.append(report)
-    if args.kernel:
-        found = {r.name for r in reports}
-        missing = [k for k in args.kernel if k not in found]
-        if missing:
-            raise InputError(f"no kernel named {', '.join(repr(m) for m in missing)} in {', '.join(args.files)}")
-    if not reports:
-        raise InputError(f"no kernels in {', '.join(args.files)}", Span(args.files[0]) if len(args.files) == 1 else None)
-    unknown = [k for k in given if k not in used_params]
-    if unknown:
-        raise InputError(f"--param {unknown[0]}: no analysed kernel has a parameter of that name")
+    else:
+        modules = None
     precision = None
     if args.precision_mode is not None:  # sim.numerics (ml_dtypes: ~0.5 s to import) only when asked
         from . import precision as precision_mod
-
-        precision = precision_mod.check(reports, args.precision_mode, origin_dtype=args.origin_dtype)
-    elif args.origin_dtype is not None:
-        raise InputError("--origin-dtype goes with --precision-mode (must_keep_origin_dtype or origin)")
-    if args.cfg:
-        dot = "".join(r.cfg.to_dot(r.estimate.counts, f"{r.name}") for r in reports)
-        try:
-            Path(args.cfg).write_text(dot)
-        except OSError as exc:
-            raise InputError(f"cannot write {args.cfg}: {exc.strerror}") from None
+    progress = _Progress(getattr(args, "prog", None) or "validate-kernel")
+    out = _Output(args)
+    dot = open_dot(args.cfg)
+    points: list = []
+    kinds: list = []
+    try:
+        for module in modules if modules is not None else _modules(args, want_sass, progress):
+            fns = module.kernels
+            if args.kernel:
+                fns = [fn for fn in module.functions if fn.name in args.kernel and fn.body is not None]
+            for fn in fns:
+                params = resolve(module, fn, given, strict=False)
+                used_params.update(k for k in given if _maps(module, fn, k))
+                report = analyze_function(module, fn, params=params, launch=launch,
+                                          machine=args.machine, assumed_trips=args.assume_trips, sass=want_sass)
+                report.check(expectations)
+                found.add(report.name)
+                failed = failed or any(not o.holds for o in report.outcomes)
+                if args.precision_mode is not None:
+                    one = precision_mod.check([report], args.precision_mode, origin_dtype=args.origin_dtype)
+                    precision = one if precision is None else _merge_precision(precision, one)
+                if dot is not None:
+                    dot.write(report.cfg.to_dot(report.estimate.counts, f"{report.name}"))
+                if args.plot:
+                    _plot_point(report, points, kinds)
+                out.streaming = progress.file is not None
+                out.add(report)
+                progress.step()
+            del module
+            if modules is None:
+                gc.collect()                 # the batch's IR and reports (the collector is off in run())
+    except BaseException:
+        out.abandon()
+        raise
+    finally:
+        if dot is not None:
+            dot.close()
+    if args.kernel:
+        missing = [k for k in args.kernel if k not in found]
+        if missing:
+            out.abandon()
+            raise InputError(f"no kernel named {', '.join(repr(m) for m in missing)} in {', '.join(args.files)}")
+    if not found:
+        out.abandon()
+        raise InputError(f"no kernels in {', '.join(args.files)}", Span(args.files[0]) if len(args.files) == 1 else None)
+    unknown = [k for k in given if k not in used_params]
+    if unknown:
+        out.abandon()
+        raise InputError(f"--param {unknown[0]}: no analysed kernel has a parameter of that name")
     if args.plot:
-        _plot(args, reports)
-    if args.format == "json":
-        text = render_json(reports, precision=precision)
-    elif args.format == "sarif":
-        text = render_sarif(reports, precision=precision)
-    else:
-        text = render_text(reports, precision=precision)
-    if args.output:
-        try:
-            Path(args.output).write_text(text)
-        except OSError as exc:
-            raise InputError(f"cannot write {args.output}: {exc.strerror}") from None
-    else:
-        sys.stdout.write(text)
-    failed = any(not o.holds for r in reports for o in r.outcomes)
+        _write_plot(args, points, kinds)
+    out.finish(precision)
     if precision and precision["violations"]:
         failed = True
     return 1 if failed else 0
 
 
-def _plot(args, reports) -> None:
-    from .machine import load_machine
-    from .plot import point_from_dynamic, write_roofline
+def open_dot(path):
+    if not path:
+        return None
+    try:
+        return open(path, "w")
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror}") from None
 
-    points, kinds = [], []
-    for r in reports:
-        dyn = r.dynamic()
-        roof = dyn.get("roofline")
-        if not roof:
-            continue
-        kinds += list(roof.get("kinds", {}))
-        pt = point_from_dynamic(r.name, dyn)
-        if pt is not None:
-            points.append(pt)
+
+def _merge_precision(a: dict, b: dict) -> dict:
+    a["checked"] += b["checked"]
+    a["violations"] += b["violations"]
+    a["kernels"].update(b["kernels"])
+    return a
+
+
+def _plot_point(r, points: list, kinds: list) -> None:
+    from .plot import point_from_dynamic
+
+    dyn = r.dynamic()
+    roof = dyn.get("roofline")
+    if not roof:
+        return
+    kinds += list(roof.get("kinds", {}))
+    pt = point_from_dynamic(r.name, dyn)
+    if pt is not None:
+        points.append(pt)
+
+
+def _write_plot(args, points: list, kinds: list) -> None:
+    from .machine import load_machine
+    from .plot import write_roofline
+
     if not points:
         raise InputError(f"--plot: no PTX kernel with global memory traffic and counted work to place on the roofline "
                          f"(in {', '.join(args.files)})")

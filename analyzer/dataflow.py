@@ -225,6 +225,10 @@ class Dataflow:
                 dims = {"%ntid": self.launch.block, "%nctaid": self.launch.grid}.get(op.name)
                 if dims is not None and op.component in "xyz":
                     return dims["xyz".index(op.component)]
+                if op.name == "%ctaid" and self.launch.grid is not None and op.component in "xyz" \
+                        and self.launch.grid["xyz".index(op.component)] == 1:
+                    return 0                                  # the only CTA index of a grid of 1
+
                 if self._threads is not None and op.name == "%tid" and op.component in "xyz":
                     return self._threads[op.component]
                 return None

@@ -13,7 +13,6 @@ KL005       a precision-mode rule is broken (``--precision-mode``)
 
 from __future__ import annotations
 
-import io
 import re
 from pathlib import Path
 
@@ -44,11 +43,9 @@ def _fmt(v) -> str:
 
 
 def render_text(reports: list[KernelReport], *, width: int | None = None, precision: dict | None = None) -> str:
-    buf = io.StringIO()
-    from rich.console import Console  # imported here: JSON and SARIF runs never load rich
-    from rich.table import Table
+    from .plaintext import Console, Table  # rich's output, without rich where it is not needed
 
-    console = Console(file=buf, width=width or 110, force_terminal=False, color_system=None, highlight=False)
+    console = Console(width=width or 110)
     for r in reports:
         data = r.to_json()
         dyn = data["dynamic"]
@@ -140,7 +137,7 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
         if not precision["violations"]:
             console.print(f"precision: complies with {precision['mode']} "
                           f"({precision['checked']} arithmetic instructions checked)", markup=False)
-    return buf.getvalue()
+    return console.getvalue()
 
 
 def _ascend_work(summary, data: dict, est: str) -> None:
@@ -163,7 +160,7 @@ def _ascend_work(summary, data: dict, est: str) -> None:
 
 def _opcode_table(title: str, opcodes: dict[str, int], shown: int = 25):
     """The ``shown`` most frequent opcodes (static counts; ties by name) and how many more there are."""
-    from rich.table import Table
+    from .plaintext import Table
 
     t = Table(title=title, title_justify="left")
     t.add_column("opcode")
@@ -194,9 +191,14 @@ def _guesses(dyn: dict) -> str:
 
 
 def render_json(reports: list[KernelReport], *, precision: dict | None = None) -> str:
+    return render_json_kernels([r.to_json() for r in reports], precision=precision)
+
+
+def render_json_kernels(kernels: list[dict], *, precision: dict | None = None) -> str:
+    """The JSON document of the kernels' ``to_json()`` sections (kept without their reports)."""
     doc = {"tool": "kernlens validate-kernel", "format": 1,
-           "ok": all(o.holds for r in reports for o in r.outcomes) and not (precision or {}).get("violations"),
-           "kernels": [r.to_json() for r in reports]}
+           "ok": all(o["result"] == "pass" for k in kernels for o in k.get("expectations", ())) and not (precision or {}).get("violations"),
+           "kernels": kernels}
     if precision is not None:
         doc["precision"] = precision
     return dumps(doc) + "\n"
@@ -210,43 +212,53 @@ def _location(path: str, line: int, kernel: str) -> dict:
 
 
 def render_sarif(reports: list[KernelReport], *, precision: dict | None = None) -> str:
+    return render_sarif_results([res for r in reports for res in sarif_results(r)], precision=precision)
+
+
+def sarif_results(r: KernelReport) -> list[dict]:
+    """The SARIF results of one kernel's report."""
     results = []
-    for r in reports:
-        for o in r.outcomes:
-            if o.holds:
-                continue
-            rule = "KL002" if o.expectation.text.startswith("--forbid") else "KL001"
-            shown = (o.matches or o.nearest)[:5]
-            # sass: outcomes point at the PTX lines their SASS instructions came from (-lineinfo)
-            lines = [ln for ln in r._expectation_lines(o, shown) if ln > 0] or [r.function.span.line]
-            related = []
-            for n, k in enumerate(shown[1:], 1):                # the first is the result's own location
-                ln = r._expectation_lines(o, [k])[0]
-                text = r.sass.where(k) if o.level == "sass" else r.where(k)
-                related.append({"id": n, **_location(r.path, ln or r.function.span.line, r.name),
-                                "message": {"text": text}})
+    for o in r.outcomes:
+        if o.holds:
+            continue
+        rule = "KL002" if o.expectation.text.startswith("--forbid") else "KL001"
+        shown = (o.matches or o.nearest)[:5]
+        # sass: outcomes point at the PTX lines their SASS instructions came from (-lineinfo)
+        lines = [ln for ln in r._expectation_lines(o, shown) if ln > 0] or [r.function.span.line]
+        related = []
+        for n, k in enumerate(shown[1:], 1):                # the first is the result's own location
+            ln = r._expectation_lines(o, [k])[0]
+            text = r.sass.where(k) if o.level == "sass" else r.where(k)
+            related.append({"id": n, **_location(r.path, ln or r.function.span.line, r.name),
+                            "message": {"text": text}})
+        results.append({
+            "ruleId": rule, "level": "error",
+            "message": {"text": o.message(r)},
+            "locations": [_location(r.path, lines[0], r.name)],
+            "relatedLocations": related,
+            "properties": {"kernel": r.name, "expectation": str(o.expectation), "found": o.found,
+                           "level": o.level, "instructions": "nearest" if not o.matches else "matching"},
+        })
+    spills = r.matching("SPILL")
+    if spills:
+        results.append({
+            "ruleId": "KL003", "level": "warning",
+            "message": {"text": f"kernel '{r.name}': {len(spills)} local-memory instructions (spills)"},
+            "locations": [_location(r.path, r.instructions[spills[0]].span.line, r.name)],
+        })
+    for li in r.loops:
+        if li.trips is None and r.estimate.counts.get(li.header, 0) > 0:
             results.append({
-                "ruleId": rule, "level": "error",
-                "message": {"text": o.message(r)},
-                "locations": [_location(r.path, lines[0], r.name)],
-                "relatedLocations": related,
-                "properties": {"kernel": r.name, "expectation": str(o.expectation), "found": o.found,
-                               "level": o.level, "instructions": "nearest" if not o.matches else "matching"},
+                "ruleId": "KL004", "level": "note",
+                "message": {"text": f"kernel '{r.name}': loop trip count unknown: {li.reason}"},
+                "locations": [_location(r.path, li.first_line, r.name)],
             })
-        spills = r.matching("SPILL")
-        if spills:
-            results.append({
-                "ruleId": "KL003", "level": "warning",
-                "message": {"text": f"kernel '{r.name}': {len(spills)} local-memory instructions (spills)"},
-                "locations": [_location(r.path, r.instructions[spills[0]].span.line, r.name)],
-            })
-        for li in r.loops:
-            if li.trips is None and r.estimate.counts.get(li.header, 0) > 0:
-                results.append({
-                    "ruleId": "KL004", "level": "note",
-                    "message": {"text": f"kernel '{r.name}': loop trip count unknown: {li.reason}"},
-                    "locations": [_location(r.path, li.first_line, r.name)],
-                })
+    return results
+
+
+def render_sarif_results(results: list[dict], *, precision: dict | None = None) -> str:
+    """The SARIF document of the kernels' results and the precision check's violations."""
+    results = list(results)
     for v in (precision or {}).get("violations", ()):
         results.append({"ruleId": "KL005", "level": "error", "message": {"text": v["message"]},
                         "locations": [_location(v["file"], v["line"], v.get("kernel", ""))]})

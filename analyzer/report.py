@@ -77,9 +77,26 @@ class KernelReport:
     # the SASS ptxas made of the kernel (``analyze_function(..., sass=True)``), or why there is none
     sass: object | None = None
     sass_note: str | None = None
+    # the bodies of the device functions this function calls, counted at their call sites:
+    # (index of the call instruction, the callee's report with its own calls inlined in turn)
+    inlined: list[tuple[int, "KernelReport"]] = field(default_factory=list)
+    # what the call expansion and the generic-address resolution left out or decided
+    call_notes: list[str] = field(default_factory=list)
+    # generic memory instructions (own index) -> the state space their address was traced to
+    resolved_spaces: dict[int, str] = field(default_factory=dict)
     #: thread executions per instruction index, measured by running the launch (:meth:`use_measured`)
     measured: dict[int, int] | None = None
     measured_by: str = ""
+
+    def __post_init__(self) -> None:
+        own = list(self.function.instructions)
+        self._own = len(own)
+        # extended index -> (call-site index in this function, callee report, index in the callee)
+        self._origin: list[tuple[int, "KernelReport", int]] = []
+        for site, sub in self.inlined:
+            own.extend(sub.instructions)
+            self._origin.extend((site, sub, j) for j in range(len(sub.instructions)))
+        self._instructions = own
 
     def use_measured(self, threads_by_instruction: dict[int, int], by: str = "the functional simulator") -> None:
         """Take the execution counts of a run of this launch (``sim.run_kernel``'s
@@ -98,7 +115,14 @@ class KernelReport:
 
     @property
     def instructions(self) -> list[Instruction]:
-        return self.function.instructions
+        """The function's instructions, then those of the functions it calls (each call site's
+        callee body once, in call order; :meth:`call_site` tells where an index came from)."""
+        return self._instructions
+
+    def call_site(self, k: int) -> int | None:
+        """For an instruction of a called function, the index of the kernel's ``call`` it runs
+        under; None for the function's own instructions."""
+        return None if k < self._own else self._origin[k - self._own][0]
 
     @property
     def path(self) -> str:
@@ -145,6 +169,14 @@ class KernelReport:
         line = ins.span.line
         text = self.module.source_line(line) if line else None
         text = (text or str(ins)).strip()
+        chain = []
+        rep = self
+        while k >= rep._own:
+            site, sub, k = rep._origin[k - rep._own]
+            chain.append(f"line {rep.function.instructions[site].span.line} calls {sub.name}")
+            rep = sub
+        if chain:
+            text += f"  (in {rep.name}: {', '.join(chain)})"
         return f"{self.path}:{line}: {text}"
 
     def nearest(self, name: str, limit: int = 3) -> list[int]:
@@ -163,6 +195,9 @@ class KernelReport:
         return [self.estimate.loops[h] for h in sorted(self.estimate.loops)]
 
     def loop_depth(self, k: int) -> int:
+        if k >= self._own:
+            site, sub, j = self._origin[k - self._own]
+            return self.cfg.depth_of_instruction(site) + sub.loop_depth(j)
         return self.cfg.depth_of_instruction(k)
 
     @property
@@ -195,7 +230,7 @@ class KernelReport:
                 for sub in op.items:
                     visit(sub)
 
-        for ins in self.instructions:
+        for ins in self.function.instructions:
             for op in ins.operands:
                 t = type(op)
                 if t is Register or t is Immediate:
@@ -230,17 +265,26 @@ class KernelReport:
     # ---- dynamic ----------------------------------------------------------------------------
 
     def instruction_counts(self) -> list[float]:
-        """Per-thread executions of every instruction (the launch's average when measured)."""
-        if self.measured is not None:
-            return [self.measured.get(k, 0) / self.threads for k in range(len(self.instructions))]
+        """Per-thread executions of every instruction (a called function's: its executions per
+        call times the executions of the call site; the launch's average when measured)."""
         counts = self.estimate.counts
-        return [counts.get(self.cfg.block_of_index[k], 0.0) for k in range(len(self.instructions))]
+        if self.measured is not None:
+            out = [self.measured.get(k, 0) / self.threads for k in range(self._own)]
+        else:
+            out = [counts.get(self.cfg.block_of_index[k], 0.0) for k in range(self._own)]
+        for site, sub in self.inlined:
+            c = out[site]
+            out.extend(c * x for x in sub.instruction_counts())
+        return out
 
     def instruction_exact(self) -> list[bool]:
-        if self.measured is not None:
-            return [True] * len(self.instructions)
         ex = self.estimate.exact
-        return [ex.get(self.cfg.block_of_index[k], False) for k in range(len(self.instructions))]
+        out = [True] * self._own if self.measured is not None else \
+            [ex.get(self.cfg.block_of_index[k], False) for k in range(self._own)]
+        for site, sub in self.inlined:
+            e = out[site]
+            out.extend(e and x for x in sub.instruction_exact())
+        return out
 
     def _work_notes(self) -> list[str]:
         """Say which instructions' work is only known at run time (Ascend-like count operands in
@@ -331,8 +375,9 @@ class KernelReport:
             "mix_exact": {k: k not in mix_inexact for k in sorted(mix)},
             "units": {k: _num(v * scale) for k, v in sorted(units.items())},
             "work_by_kind": {k: _num(v * scale) for k, v in sorted(by_kind.items())},
-            "notes": ([f"counts measured: this launch run on {self.measured_by}"] if self.measured is not None
-                      else list(dict.fromkeys(self.estimate.notes + self._work_notes()))),
+            "notes": ([f"counts measured: this launch run on {self.measured_by}"] + self.call_notes
+                      if self.measured is not None
+                      else list(dict.fromkeys(self.estimate.notes + self._work_notes() + self.call_notes))),
             "missing_params": [] if self.measured is not None else sorted(self.estimate.missing_params),
             "assumed_iterations": self.estimate.assumed_iterations,
             # what every inexact figure above rests on, and what would make it exact
@@ -478,6 +523,10 @@ class KernelReport:
             "local_bytes": self.local_bytes,
             "spills": {"static": classes.get("SPILL", 0), "bytes": dyn["spill_bytes"]["value"]},
             "loops": [li.to_json() for li in self.loops],
+            "calls": [{"line": self.function.instructions[site].span.line, "callee": sub.name,
+                       "instructions": len(sub.instructions)} for site, sub in self.inlined],
+            "generic_resolved": {str(self.function.instructions[k].span.line): sp
+                                 for k, sp in sorted(self.resolved_spaces.items())},
             "max_loop_depth": self.cfg.max_depth,
             "expectations": [
                 {"expectation": str(o.expectation), "name": o.expectation.name, "op": o.expectation.op,
@@ -590,7 +639,18 @@ def _num(v: float):
 
 def analyze_function(module: Module, fn: Function, *, params: dict[str, int] | None = None,
                      launch: Launch | None = None, machine: str | RooflineModel | None = "h200",
-                     assumed_trips: int = ASSUMED_TRIPS, sass: bool = False) -> KernelReport:
+                     assumed_trips: int = ASSUMED_TRIPS, sass: bool = False,
+                     _stack: tuple[str, ...] = (), _param_spaces: dict[str, str] | None = None) -> KernelReport:
+    """The report of one kernel (or device function), counted through the functions it calls.
+
+    Every ``call`` of a function with a body brings the callee's report (analysed with the state
+    spaces of the pointers passed to it) in at the call site: its instructions join
+    :attr:`KernelReport.instructions`, executed as often per thread as the call site times their
+    executions per call.  Recursion is not expanded (a function already on the call chain is
+    counted at its call only) and chains deeper than ``MAX_CALL_DEPTH`` stop; both are said in
+    the report's notes.  Generic ``ld``/``st``/``atom``/``red`` whose address is traced to a state
+    space (:class:`analyzer.calls.AddressOrigins`) are described as accesses of that space.
+    """
     if module.isa == "ascend":
         infos = [describe_any(i, module.isa) for i in fn.instructions]
     else:  # what describe_any does for PTX, without its dispatch per instruction
@@ -600,10 +660,75 @@ def analyze_function(module: Module, fn: Function, *, params: dict[str, int] | N
     flow = Dataflow(cfg, dict(params or {}), launch)
     est = Estimator(cfg, flow, assumed_trips).estimate()
     mach = machine if isinstance(machine, RooflineModel) or machine is None else _machine_or_none(machine, module.isa)
-    report = KernelReport(module, fn, infos, cfg, est, mach, launch, dict(params or {}))
+    inlined: list[tuple[int, KernelReport]] = []
+    notes: list[str] = []
+    resolved: dict[int, str] = {}
+    if module.isa == "ptx":
+        inlined, notes, resolved = _calls_and_spaces(module, fn, infos, flow, launch, assumed_trips,
+                                                     _stack + (fn.name,), _param_spaces or {})
+    infos = infos + [info for _, sub in inlined for info in sub.infos]
+    report = KernelReport(module, fn, infos, cfg, est, mach, launch, dict(params or {}),
+                          inlined=inlined, call_notes=notes, resolved_spaces=resolved)
     if sass:
         attach_sass(report)
     return report
+
+
+def _calls_and_spaces(module, fn, infos, flow, launch, assumed_trips, stack, param_spaces):
+    """Resolve ``fn``'s generic accesses (``infos`` replaced in place) and analyse its callees."""
+    from dataclasses import replace
+
+    from .calls import MAX_CALL_DEPTH, AddressOrigins, call_arguments, call_target, function_bodies, \
+        generic_space_word
+
+    origins = AddressOrigins(fn, flow, module, param_spaces)
+    resolved: dict[int, str] = {}
+    unresolved = 0
+    notes: list[str] = []
+    for k, ins in enumerate(fn.instructions):
+        if generic_space_word(ins):
+            sp = origins.space_of(k)
+            if sp is None:
+                unresolved += 1
+                continue
+            resolved[k] = sp
+            infos[k] = describe_ptx(replace(ins, modifiers=(sp,) + ins.modifiers))
+    if resolved:
+        notes.append(f"{fn.name}: {len(resolved)} generic memory instruction(s) traced to their state space "
+                     f"({', '.join(sorted(set(resolved.values())))}) and counted there")
+    if unresolved:
+        notes.append(f"{fn.name}: {unresolved} generic memory instruction(s) whose address is not traced to a "
+                     f"state space are counted as generic")
+    bodies = function_bodies(module)
+    inlined = []
+    for k, ins in enumerate(fn.instructions):
+        name = call_target(ins)
+        callee = bodies.get(name) if name else None
+        if callee is None:
+            continue
+        line = ins.span.line
+        if name in stack:
+            notes.append(f"recursive call to {name} at line {line}: not expanded (recursion is bounded at one "
+                         f"level; the body is counted once per call chain, not per recursion depth)")
+            continue
+        if len(stack) >= MAX_CALL_DEPTH:
+            notes.append(f"call to {name} at line {line}: not expanded (call chain deeper than {MAX_CALL_DEPTH})")
+            continue
+        spaces = {}
+        for formal, slot in zip(callee.params, call_arguments(ins)):
+            sp = origins.slot_origin(slot, k)
+            if sp is not None:
+                spaces[formal.name] = sp
+        sub = analyze_function(module, callee, launch=launch, machine=None, assumed_trips=assumed_trips,
+                               _stack=stack, _param_spaces=spaces)
+        inlined.append((k, sub))
+        notes.extend(n for n in sub.call_notes if n not in notes)
+        notes.extend(f"in {name} (called at line {line}): {n}" for n in sub.estimate.notes)
+    if inlined:
+        names = list(dict.fromkeys(sub.name for _, sub in inlined))
+        notes.insert(0, f"{len(inlined)} call(s) of {', '.join(names)} counted through the callee bodies, "
+                        f"at their call sites")
+    return inlined, notes, resolved
 
 
 def attach_sass(report: KernelReport) -> None:

@@ -95,11 +95,12 @@ def select(text: str, names: Iterable[str], found: list[Entry] | None = None) ->
     return "".join(parts)
 
 
-def batches(text: str, max_chars: int = 1 << 20) -> Iterator[tuple[list[str], str]]:
+def batches(text: str, max_chars: int = 1 << 20, found: list[Entry] | None = None) -> Iterator[tuple[list[str], str]]:
     """``(kernel names, text)`` per batch of consecutive kernels of about ``max_chars``: each text is
     the file with only that batch's kernel definitions kept (the same lines and columns). One
-    batch, the whole text, when the file is small or has no kernels."""
-    found = entries(text)
+    batch, the whole text, when the file is small or has no kernels. ``found``: :func:`entries`
+    of ``text`` when the caller has them already."""
+    found = entries(text) if found is None else found
     if len(text) <= max_chars or not found:
         yield [e.name for e in found], text
         return

@@ -328,6 +328,10 @@ class LaunchState:
         n = len(self.prog)
         self.pc_warps = [0] * n
         self.pc_threads = [0] * n
+        if memory_model == "relaxed":
+            from .order import hoist_stores
+
+            self.hoisted = hoist_stores(self)       # load buffering: stores that may go before a load
         self._event_const: list = [None] * n
         self._warp_parts: dict = {}
 
@@ -1212,6 +1216,8 @@ class LaunchState:
         self.parked_ids = set()      # id() of parked stack entries (not runnable siblings)
         self.commit_groups = 0
         self.warp_seq = np.zeros(self.T // WARP, np.int64)   # per warp: events emitted so far
+        self.back_counts = [0] * len(self.prog)   # backward branches taken per pc (spin-loop check)
+        self._spin_seen = {}
         if self.asyncs is not None:
             self.asyncs.reset()
 
@@ -1351,6 +1357,58 @@ class LaunchState:
                 return
 
     _spin = None
+    SPIN_CHECK = 4096            # a backward branch is checked every this many times it is taken
+
+    def _state_digest(self, mask: np.ndarray) -> tuple:
+        """What the threads of ``mask`` can see: their registers, and every memory of the batch."""
+        import hashlib
+
+        h = hashlib.blake2b(digest_size=16)
+        for arr in self.regs.values():
+            h.update(np.ascontiguousarray(arr[mask]).tobytes())
+        regs = h.digest()
+        h = hashlib.blake2b(digest_size=16)
+        h.update(self.gmem.data.tobytes())
+        h.update(self.shared.data.tobytes())
+        if self.asyncs is not None:
+            h.update(np.int64(self.asyncs.mbar.progress).tobytes())
+            h.update(np.int64(len(self.asyncs.ops) + len(self.asyncs.wg)).tobytes())
+        return regs, h.digest()
+
+    def spin_check(self, stack: list, top: StackEntry, pc: int) -> None:
+        """``top`` has taken the backward branch at ``pc`` another SPIN_CHECK times. If its registers
+        and all memory are what they were at the last check, the loop cannot end by itself (the
+        machine is deterministic): let a sibling path run (it may set what is waited for); when
+        none can, or they change nothing, it is a ``deadlock``: reported at the branch with the
+        loop and the values its exit test reads, the spinning threads stop, the rest runs on."""
+        order = self.order
+        if order is not None and order.relaxed and order.log and order.log[-1][5] > self.steps - order.horizon:
+            return                     # a store buffered lately may still become visible to the loop
+        key = (pc, top.mask.tobytes())
+        regs, mem = self._state_digest(top.mask)
+        old = self._spin_seen.get(key)
+        self._spin_seen[key] = (regs, mem)
+        if old is None or old[0] != regs or old[1] != mem:
+            if old is not None and old[1] != mem:
+                self.spin_reset()
+            return
+        if self.spin(stack, top, hash(mem)):
+            return
+        self.spin_reset()
+        lane = int(np.flatnonzero(top.mask)[0])
+        ins = self.instructions[pc]
+        ctas = np.unique(self.cta_local[top.mask])
+        text = self.where_looping(pc, lane, top.threads)
+        later = " or a CTA that runs after it" if self.ncta > self.batch else ""
+        for c in ctas[:8]:
+            first = int(np.flatnonzero(top.mask & (self.cta_local == c))[0])
+            self.report_cta("deadlock", pc, int(c),
+                            f"spin loop never ends: {int(np.count_nonzero(top.mask & (self.cta_local == c)))} "
+                            f"thread(s) of this CTA loop {text}, and neither their registers nor any memory changed "
+                            f"over the last {self.SPIN_CHECK} iterations with no other thread left to change them "
+                            f"(a flag that is never set, one that another CTA of this batch{later} sets: CTAs "
+                            f"of a launch need not run at the same time); these threads stop here", lane=first)
+        self.retire(stack, top.mask.copy())
 
     def spin_reset(self) -> None:
         self._spin = None

@@ -276,19 +276,43 @@ class SM:
         while nxt < len(ctas) and free_slots:
             start_cta(nxt, 0.0)
             nxt += 1
+        # Warps that lost the issue slot wait in their sub-partition's heap ``slot_wait[sp]`` (by warp
+        # id) instead of being re-queued every cycle: all of them would be offered again at
+        # ``sp_free[sp]``, lowest warp first, so one *token* (sp_free[sp], lowest waiting warp, -1 - sp,
+        # version) in the event heap stands for them; a token is stale once its sub-partition's
+        # version moved on. Each cycle a waiting warp waits is still charged to ``not_selected``.
+        slot_wait: list = [[], [], [], []]
+        ver = [0, 0, 0, 0]
+        heappush, heappop = heapq.heappush, heapq.heappop
+        ns = 0.0                                     # not_selected cycles
         while heap:
-            r, _, g = heapq.heappop(heap)
-            s = streams[g]
-            pc, acc = s[ip[g]]
+            item = heappop(heap)
+            r, g = item[0], item[2]
+            if g < 0:                                   # a sub-partition's waiting warps
+                sp = -1 - g
+                if item[3] != ver[sp]:
+                    continue
+                g = heappop(slot_wait[sp])
+                ver[sp] += 1
+                if slot_wait[sp]:
+                    heappush(heap, (sp_free[sp], slot_wait[sp][0], -1 - sp, ver[sp]))
+                s = streams[g]
+                pc, acc = s[ip[g]]
+                free = False
+            else:
+                sp = sp_of[g]
+                s = streams[g]
+                pc, acc = s[ip[g]]
+                free = acc is not None and acc[0][1] == "merged"   # part of a vector load: not issued
+                if not free and sp_free[sp] > r:        # another warp has the issue slot
+                    ns += sp_free[sp] - r
+                    w = slot_wait[sp]
+                    if not w or g < w[0]:
+                        ver[sp] += 1
+                        heappush(heap, (sp_free[sp], g, -1 - sp, ver[sp]))
+                    heappush(w, g)
+                    continue
             op = f[pc]
-            sp = sp_of[g]
-            free = acc is not None and acc[0][1] == "merged"   # part of a vector load: not issued
-            if free:
-                pass
-            elif sp_free[sp] > r:                       # another warp has the issue slot
-                add("not_selected", sp_free[sp] - r)
-                heapq.heappush(heap, (sp_free[sp], g, g))
-                continue
             u = sub[sp][op.pipe] if op.pipe is not None and not free else None
             if u is not None and u.free_at > r:
                 add("math_pipe_throttle" if op.pipe != "lsu" else "mio_throttle", u.free_at - r)
@@ -314,6 +338,10 @@ class SM:
             if not free:
                 sp_free[sp] = t + 1.0
                 issued += 1
+                if slot_wait[sp]:                       # the waiting warps wait one more cycle
+                    ns += len(slot_wait[sp])
+                    ver[sp] += 1
+                    heappush(heap, (t + 1.0, slot_wait[sp][0], -1 - sp, ver[sp]))
             if u is not None:
                 u.reserve(t)
             done, cause = t + op.lat, op.cause
@@ -437,6 +465,7 @@ class SM:
             if ready > t + 1.0 and why is not None:
                 add(why, ready - t - 1.0)
             heapq.heappush(heap, (ready, g, g))
+        add("not_selected", ns)
         cycles = max(cta_end, default=0.0)
         busy = {}
         for name in ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma"):

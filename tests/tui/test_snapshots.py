@@ -160,14 +160,10 @@ def test_timeline_ptx_stand_in_run(snap_compare, monkeypatch):
     assert snap_compare(app, terminal_size=SIZE, run_before=before)
 
 
-def test_code_view_sass_pane_sgemm_tiled(snap_compare, monkeypatch):
+def test_code_view_sass_pane_sgemm_tiled(snap_compare, sass_tools, monkeypatch):
     """The SASS pane (v) beside the PTX, the cursor moved into it (x) from PTX line 110, whose four
     scalar ld.shared.f32 ptxas merged into one LDS.128 (ptxas 13.0, nvdisasm 13.2: the listing of
     other tool versions may differ, so the snapshot is skipped without these tools)."""
-    import isa.sass
-
-    if not isa.sass.available():
-        pytest.skip(isa.sass.note())
     monkeypatch.chdir(EXAMPLES.parent)
 
     async def before(pilot):

@@ -34,7 +34,18 @@ def _bra(M, pc, ins, canon, ms, mods):
     r = M.reconv[pc]
     G = guard_mask(M, ins)
     nxt = pc + 1
+    back = tgt <= pc                  # a loop's back edge: checked now and then for a spin that never ends
+    check = M.SPIN_CHECK - 1
     if G is None:
+        if back:
+            def jump_back(M, stack, top):
+                top.pc = tgt
+                c = M.back_counts
+                c[pc] += 1
+                if not c[pc] & check:
+                    M.spin_check(stack, top, pc)
+            return 1, jump_back
+
         def jump(M, stack, top):
             top.pc = tgt
         return 1, jump
@@ -45,6 +56,11 @@ def _bra(M, pc, ins, canon, ms, mods):
         nt = int(np.count_nonzero(taken))
         if nt == top.threads:
             top.pc = tgt
+            if back:
+                c = M.back_counts
+                c[pc] += 1
+                if not c[pc] & check:
+                    M.spin_check(stack, top, pc)
             return
         if nt == 0:
             top.pc = nxt
