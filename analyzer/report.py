@@ -101,7 +101,8 @@ class KernelReport:
     def use_measured(self, threads_by_instruction: dict[int, int], by: str = "the functional simulator") -> None:
         """Take the execution counts of a run of this launch (``sim.run_kernel``'s
         ``stats['threads_by_instruction']``) instead of the estimates: every dynamic figure becomes
-        measured (``basis: 'measured'``), none rests on a guess."""
+        measured (``basis: 'measured'``), none rests on a guess. Instructions of called functions
+        counted at their call sites keep their per-call estimate times the measured site count."""
         if self.threads is None:
             raise InputError("measured counts need the launch's grid and block")
         self.measured = {int(k): int(v) for k, v in threads_by_instruction.items()}
@@ -381,7 +382,8 @@ class KernelReport:
             "missing_params": [] if self.measured is not None else sorted(self.estimate.missing_params),
             "assumed_iterations": self.estimate.assumed_iterations,
             # what every inexact figure above rests on, and what would make it exact
-            "basis": "measured" if self.measured is not None else "exact" if all_exact else "estimate",
+            "basis": ("measured" if all_exact else "measured; called functions estimated per call")
+            if self.measured is not None else "exact" if all_exact else "estimate",
             "guesses": [] if self.measured is not None else [g for g in self.estimate.guesses],
             "totals": (f"per launch: {threads:,} threads (grid {'x'.join(map(str, self.launch.grid))}, block "
                        f"{'x'.join(map(str, self.launch.block))})" if threads else
