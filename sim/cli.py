@@ -261,7 +261,7 @@ def run_ptx(args) -> int:
     if args.json:
         out = {"file": args.file, "kernel": fn.name, "grid": list(spec.grid), "block": list(spec.block),
                "dynamic_shared_bytes": spec.shared_bytes(module.target), "seconds": seconds,
-               "stats": stats, "work": work, "problems": [_problem_dict(p) for p in problems],
+               "stats": stats, "measured_work": work, "problems": [_problem_dict(p) for p in problems],
                "check": report.to_dict() if report else None, "ok": ok}
         if tm:
             out["timing"] = tm
@@ -280,7 +280,6 @@ def run_ptx(args) -> int:
     return 0 if ok else 1
 
 
-<<<<<<< HEAD
 def measured_work(module, fn, spec, threads_by_instruction, complete: bool = True, stats=None) -> dict | None:
     """FLOPs, bytes, intensity and roofline of this launch from the analyzer with the run's
     measured execution counts (``basis: 'measured'``); None when the run stopped early or ran only
@@ -305,7 +304,8 @@ def measured_work(module, fn, spec, threads_by_instruction, complete: bool = Tru
             "flops": d["flops"]["value"], "flops_by_dtype": d["flops"]["by_dtype"],
             "int_ops": d["int_ops"]["value"], "global_bytes": gbytes,
             "intensity": intensity, "bound": bound, "ridge": ridge, "machine": roof.get("machine")}
-=======
+
+
 def _plot_timing(path: str, kernel: str, tm: dict | None, machine: str | None) -> None:
     """``--plot``: the timed run's modelled point on the roofline of ``machine`` (:mod:`analyzer.plot`)."""
     if not tm:
@@ -320,7 +320,6 @@ def _plot_timing(path: str, kernel: str, tm: dict | None, machine: str | None) -
     sampled = f", {tm['simulated_ctas']} of {tm['ctas']} CTAs simulated" if tm.get("sampled") else ""
     write_roofline(path, load_machine(machine.lower()), [pt], kinds=list(tm["work"]),
                    title=f"{kernel} on the {machine.upper()} roofline: modelled time, not measured{sampled}")
->>>>>>> main
 
 
 def _problem_dict(p) -> dict:

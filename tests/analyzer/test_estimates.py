@@ -141,6 +141,6 @@ def test_kernlens_run_reports_measured_work(capsys):
             "global bytes 20,032, intensity 0.54 FLOP/B, memory-bound on h200 (roofline)") in text
     assert main(args + ["--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    w = out["work"]
+    w = out["measured_work"]
     assert (w["basis"], w["flops"], w["global_bytes"], w["bound"]) == ("measured", 10760, 20032, "memory")
     assert "threads_by_instruction" not in out["stats"]
