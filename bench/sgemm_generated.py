@@ -5,6 +5,8 @@
     python bench/sgemm_generated.py 2048 16    # ... on 16 processes
 
 Prints the simulator's wall time (measured, this machine), the cores used and the reference check.
+Measured on the H200 machine's 16 cores (2026-12-03, examples/h200/sgemm_generated_2048_log.txt):
+2048^3 in 40.1 s wall, all 256 CTAs, 0 problems, 0 of 4,194,304 outputs outside the tolerance.
 """
 
 from __future__ import annotations

@@ -110,8 +110,12 @@ def op_facts(state, P: H200Params) -> list[OpFacts]:
         elif unit == U.SFU:
             pipe, lat, cause = "xu", L["mufu_ex2"], "short_scoreboard"
         elif unit == U.INT:
-            if fam in ("add", "sub", "add.cc", "sub.cc", "addc", "subc"):
+            if fam in ("add", "sub"):           # IADD3, or IMAD.IADD on the FMA pipe
+                pipe, lat = "int", L["iadd"]
+            elif fam in ("add.cc", "sub.cc", "addc", "subc"):
                 lat = L["iadd"]
+            elif fam in ("mov", "shl"):        # MOV / SHF, or IMAD.MOV / IMAD.SHL
+                pipe = "int"
             elif fam in ("mul", "mad", "mul24", "mad24", "mad.cc", "madc", "dp4a", "dp2a"):
                 pipe, lat = "fma", L["ffma"]
         elif unit == U.CONTROL:
@@ -181,7 +185,7 @@ class SM:
 
     def __init__(self, facts: list[OpFacts], P: H200Params, *, ctas_per_sm: int, warps_per_cta: int,
                  l1_lines: int, l2_hit: float, dram_bpc: float, l2_bpc: float, trace: bool = False,
-                 leaders=frozenset()):
+                 leaders=frozenset(), dram_latency: float | None = None):
         self.f, self.P, self.k, self.wpc = facts, P, max(1, ctas_per_sm), warps_per_cta
         pp = P.pipes
         self.sub = [{n: Unit(n, pp[n]) for n in ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma_sync")}
@@ -201,6 +205,7 @@ class SM:
         self.trace = trace
         self.stalls = Stalls()
         self.leaders = leaders      # pcs of loads ptxas merges into vector loads (sim.timing.vectorize)
+        self.dram_latency = P.lat["global_dram"] if dram_latency is None else dram_latency   # loaded latency
 
     def _l1(self, lines) -> int:
         """Lines of a load that hit (LRU; a miss allocates the line)."""
@@ -219,7 +224,7 @@ class SM:
     def run(self, ctas: list[list[list]]) -> SMRun:
         f, L, P = self.f, self.P.lat, self.P
         mio_q, lg_q = P.pipes["mio_queue"], P.pipes["lg_queue"]
-        l2_lat, dram_lat = L["global_l2"], L["global_dram"]
+        l2_lat, dram_lat = L["global_l2"], self.dram_latency
         miss_extra = (1.0 - self.l2_hit) * (dram_lat - l2_lat)
         lds, conflict = L["lds"], L["lds_per_conflict_way"]
         st = self.stalls
@@ -313,7 +318,16 @@ class SM:
                     heappush(w, g)
                     continue
             op = f[pc]
-            u = sub[sp][op.pipe] if op.pipe is not None and not free else None
+            pn = op.pipe
+            if pn is None or free:
+                u = None
+            elif pn == "int":
+                # ptxas puts simple integer ops on whichever of the ALU and FMA pipes has room
+                # (IADD3/MOV or IMAD.IADD/IMAD.MOV): the ALU when it is free, else the first free
+                a_, f_ = sub[sp]["alu"], sub[sp]["fma"]
+                u = a_ if a_.free_at <= max(r, f_.free_at) else f_
+            else:
+                u = sub[sp][pn]
             if u is not None and u.free_at > r:
                 add("math_pipe_throttle" if op.pipe != "lsu" else "mio_throttle", u.free_at - r)
                 heapq.heappush(heap, (u.free_at, g, g))
