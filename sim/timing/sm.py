@@ -228,7 +228,11 @@ class SM:
         miss_extra = (1.0 - self.l2_hit) * (dram_lat - l2_lat)
         lds, conflict = L["lds"], L["lds_per_conflict_way"]
         st = self.stalls
-        add = st.add
+        cyc: dict = {}                      # stall cycles per cause, summed here, given to st at the end
+
+        def add(cause, v):
+            if v > 0:
+                cyc[cause] = cyc.get(cause, 0.0) + v
         sub = self.sub
         shared, l1, l2, dram, gmma, sq = self.shared, self.l1, self.l2, self.dram, self.gmma, self.sq
         nregs = 1 + max((max(x.reads + x.writes, default=0) for x in f), default=0)
@@ -250,7 +254,8 @@ class SM:
         cta_slot = []
         issued = 0
         l1_hit = l1_tot = l2_sec = 0.0
-        slices = [] if self.trace else None
+        trace = self.trace
+        slices = [] if trace else None
         nxt = 0
         free_slots = list(range(self.k))
 
@@ -330,7 +335,7 @@ class SM:
                 u = sub[sp][pn]
             if u is not None and u.free_at > r:
                 add("math_pipe_throttle" if op.pipe != "lsu" else "mio_throttle", u.free_at - r)
-                heapq.heappush(heap, (u.free_at, g, g))
+                heappush(heap, (u.free_at, g, g))
                 continue
             if acc is not None and not free:
                 wait, why = r, None
@@ -346,7 +351,7 @@ class SM:
                                 wait, why = at, "lg_throttle"
                 if wait > r:
                     add(why, wait - r)
-                    heapq.heappush(heap, (wait, g, g))
+                    heappush(heap, (wait, g, g))
                     continue
             t = r
             if not free:
@@ -356,8 +361,11 @@ class SM:
                     ns += len(slot_wait[sp])
                     ver[sp] += 1
                     heappush(heap, (t + 1.0, slot_wait[sp][0], -1 - sp, ver[sp]))
-            if u is not None:
-                u.reserve(t)
+            if u is not None:                           # Unit.reserve(t), inlined: u is free at t
+                occ = u.interval
+                u.free_at = t + occ
+                u.busy += occ
+                u.work += 1
             done, cause = t + op.lat, op.cause
             after = t if free else t + 1.0
             after_cause = None
@@ -440,7 +448,7 @@ class SM:
                     d = sq.drained_at(t)
                     if d > after:
                         after, after_cause = d, "membar"
-            if self.trace and len(slices) < 200000:
+            if trace and len(slices) < 200000:
                 slices.append(Slice(f"SM 0 sub-partition {sp}", f"warp {g}", op.opcode, t, max(done, t + 1),
                                     "issue", {"line": op.line}))
             rt, rc = reg_t[g], reg_c[g]
@@ -477,9 +485,11 @@ class SM:
                 if rt[x] > ready:
                     ready, why = rt[x], rc[x]
             if ready > t + 1.0 and why is not None:
-                add(why, ready - t - 1.0)
-            heapq.heappush(heap, (ready, g, g))
+                cyc[why] = cyc.get(why, 0.0) + (ready - t - 1.0)
+            heappush(heap, (ready, g, g))
         add("not_selected", ns)
+        for cause, v in cyc.items():
+            st.add(cause, v)
         cycles = max(cta_end, default=0.0)
         busy = {}
         for name in ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma"):
