@@ -80,7 +80,9 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     for lst in lists:
         sm = SM(facts, P, ctas_per_sm=k, warps_per_cta=wpc, l1_lines=l1_lines, l2_hit=h2, dram_bpc=dram_bpc,
                 l2_bpc=l2_bpc, trace=trace and not runs, leaders=leaders)
-        runs.append(sm.run([cta_streams(c) for c in lst]))
+        log = getattr(streams, "async_log", None)
+        runs.append(sm.run([cta_streams(c) for c in lst], ids=list(lst) if log is not None else None,
+                           waits=log.by_warp() if log is not None else None))
     slow = max(runs, key=lambda r: r.cycles)
     waves_sm0 = math.ceil(len(sm_ctas(ncta, sms, 0)) / k)
     if sampled:
