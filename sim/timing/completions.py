@@ -52,9 +52,21 @@ class AsyncLog:
             if got:
                 self.waits[(w, s)] |= got
 
-    def by_warp(self) -> dict[int, dict[int, tuple]]:
-        """warp -> {position: issues it waits for} (what :meth:`sim.timing.sm.SM.run` takes)."""
+    def by_warp(self, replay_index=None) -> dict[int, dict[int, tuple]]:
+        """warp -> {position: issues it waits for} (what :meth:`sim.timing.sm.SM.run` takes).
+        ``replay_index(warp)``: the stream positions in the order the SM replays them
+        (:func:`sim.timing.schedule.reorder_index`); positions are mapped into that order."""
+        maps: dict[int, dict[int, int]] = {}
+
+        def pos(w: int, s: int) -> int:
+            if replay_index is None:
+                return s
+            m = maps.get(w)
+            if m is None:
+                m = maps[w] = {old: new for new, old in enumerate(replay_index(w))}
+            return m.get(s, s)
+
         out: dict[int, dict[int, tuple]] = defaultdict(dict)
         for (w, s), src in self.waits.items():
-            out[w][s] = tuple(sorted(src))
+            out[w][pos(w, s)] = tuple(sorted((v, pos(v, t)) for v, t in src))
         return dict(out)

@@ -25,7 +25,7 @@ class _Counting:
     def on_async(self, ev):
         pass
 
-    def by_warp(self):
+    def by_warp(self, replay_index=None):
         return None
 
 
