@@ -206,6 +206,11 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
         from sim.timing.vectorize import merged_loads
 
         ws = WarpStreams(M.tpc // 32, merged_loads(M))
+        if M.asyncs is not None:          # the timing model waits where the functional semantics complete
+            from sim.timing.completions import AsyncLog
+
+            ws.async_log = AsyncLog()
+            ws.on_async = ws.async_log.on_async      # the streams listener also takes the AsyncEvents
         M._set_listeners(list(listeners) + [ws])
         tinfo = (occ, regs, ws, starts, sampled)
     t1 = time.perf_counter()
