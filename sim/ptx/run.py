@@ -379,6 +379,8 @@ def _stats(M: LaunchState, mstats) -> dict:
         "thread_instructions": int(sum(M.pc_threads)),
         "opcodes": opcodes,
         "opcode_threads": threads_by_op,
+        # thread executions of each of the kernel's instructions (index into Function.instructions)
+        "threads_by_instruction": {pc: pct[pc] for pc in range(len(M.code[0])) if pct[pc]},
         "warp_instructions_by_line": lines,
         "bytes_by_space": {s: M.bytes_load.get(s, 0) + M.bytes_store.get(s, 0) for s in spaces},
         "load_bytes_by_space": dict(M.bytes_load),
