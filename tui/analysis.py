@@ -216,6 +216,19 @@ def analyse(module: Module, fn: Function, corpus: CorpusInfo | None = None,
         intensity=dyn["intensity"]["value"], roofline=roofline, registers=declared_registers(fn),
         shared_bytes=shared, shared_note=shared_note, dynamic_exact=dynamic_exact,
         missing=[f"analyzer: {n}" for n in dyn.get("notes", [])])
+    if module.isa == "ascend":        # work held in register operands: the .meta shapes say it
+        ka.registers, ka.shared_bytes, ka.shared_note = {}, None, ""
+        w = r.shape_work()
+        if w is None:
+            ka.flops, ka.bytes, ka.intensity = {}, {}, None
+            ka.work_note = "unknown: no .meta header with the shapes (the Run tab measures the kernel)"
+        else:
+            ops = w.get("int_ops") if w.get("int_ops") is not None else w.get("flops")
+            ka.flops = {f"{w['op']} ({'int ops' if w.get('int_ops') is not None else 'FLOPs'})": float(ops)} \
+                if ops is not None else {}
+            ka.bytes = {"global (at least)": float(w["global_bytes"])}
+            ka.intensity = ops / w["global_bytes"] if ops and w["global_bytes"] else None
+            ka.work_note = f"per launch, from the .meta shapes: {w['rule']}; bytes: {w['bytes_rule']}"
     by_header = {li.header: li for li in r.loops}
     for lp in ka.loops_flat():          # the CFG the analyzer estimated on
         li = by_header.get(lp.header)

@@ -144,3 +144,14 @@ def test_kernlens_run_reports_measured_work(capsys):
     w = out["measured_work"]
     assert (w["basis"], w["flops"], w["global_bytes"], w["bound"]) == ("measured", 10760, 20032, "memory")
     assert "threads_by_instruction" not in out["stats"]
+
+
+def test_totals_say_per_thread_or_per_launch(capsys):
+    path = str(EXAMPLES / "ptx" / "hgemm_wmma.sm_90.ptx")
+    assert validate_kernel([path, "--param", "K=64"]) == 0
+    text = capsys.readouterr().out
+    assert "per thread (give --grid and --block for whole-launch totals)" in text
+    assert "1024 per thread f16 1024" in text and "160 per thread" in text
+    assert validate_kernel([path, "--param", "K=64", "--grid", "2,3,1", "--block", "32,1,1"]) == 0
+    text = capsys.readouterr().out
+    assert "per launch: 192 threads (grid 2x3x1, block 32x1x1)" in text and "196,608 per launch f16 196,608" in text
