@@ -91,6 +91,8 @@ class Mbarriers:
         self.tx = np.zeros(0, np.int64)
         self.phase = np.zeros(0, np.int64)
         self.progress = 0
+        self.src: dict[int, set] = {}           # slot -> (warp, seq) issues feeding its open phase (listeners)
+        self.phase_src: dict[tuple[int, int], frozenset] = {}   # (slot, phase count) -> issues that completed it
 
     def slots(self, flat: np.ndarray, create: bool = False) -> np.ndarray:
         out = np.empty(len(flat), np.int64)
@@ -108,6 +110,11 @@ class Mbarriers:
         return out
 
     def init(self, s: np.ndarray, count: np.ndarray) -> None:
+        if self.phase_src or self.src:
+            gone = set(np.asarray(s).tolist())
+            self.phase_src = {k: v for k, v in self.phase_src.items() if k[0] not in gone}
+            for g in gone:
+                self.src.pop(g, None)
         self.expected[s] = count
         self.pending[s] = count
         self.tx[s] = 0
@@ -133,6 +140,11 @@ class Mbarriers:
             self.phase[done] += 1
             self.pending[done] = self.expected[done]
             self.progress += 1
+            if self.src:
+                for d in done.tolist():
+                    got = self.src.pop(d, None)
+                    if got:
+                        self.phase_src[(d, int(self.phase[d]))] = frozenset(got)
             if self.on_phase is not None:
                 self.on_phase(done)
 
@@ -230,6 +242,11 @@ class Async:
                 M.global_write(at_pc, f, op.vals[sel], lanes)
         if op.mbar is not None:
             s = op.mbar[sel]
+            if op.seq is not None:            # the timing model's view: which issues feed which phase
+                gw = self._gw(lanes)
+                for slot, w, q in zip(s.tolist(), gw.tolist(), op.seq[sel].tolist()):
+                    if slot >= 0:
+                        self.mbar.src.setdefault(slot, set()).add((w, q))
             s = s[s >= 0]
             if op.tx:
                 self.mbar.add_tx(s, -op.tx)
@@ -267,6 +284,26 @@ class Async:
                 sel = (op.group >= 0) & (op.group < limit[op.lanes])
                 if sel.all():
                     op.read_done = True
+
+    def observe(self, pc: int, lanes: np.ndarray, slots: np.ndarray) -> None:
+        """Threads ``lanes`` found the phases of mbarriers ``slots`` complete (a successful wait):
+        listeners learn which issues completed those phases (an ``'observe'`` event)."""
+        M = self.M
+        targets = [l for l in M.listeners if hasattr(l, "on_async")]
+        if not targets or not self.mbar.phase_src:
+            return
+        for slot in np.unique(slots).tolist():
+            src = self.mbar.phase_src.get((slot, int(self.mbar.phase[slot])))
+            if not src:
+                continue
+            ln = lanes[slots == slot]
+            w = np.unique(ln // WARP)
+            ws, qs = zip(*sorted(src))
+            ev = AsyncEvent("observe", "mbarrier", pc, pc, M.steps, M.cta_linear[ln[:1]].astype(np.int64),
+                            M.local[ln[:1]].astype(np.int64), 0, -1, np.array(ws, np.int64), np.array(qs, np.int64),
+                            self._gw(w * WARP), M.warp_seq[w].copy(), M.cta_linear[w * WARP].astype(np.int64), True)
+            for l in targets:
+                l.on_async(ev)
 
     def complete_for_mbarrier(self, pc: int, slots: np.ndarray, lanes: np.ndarray | None = None) -> None:
         """A wait (of threads ``lanes``) observes mbarriers ``slots`` whose phase is incomplete: the

@@ -11,8 +11,8 @@ completion of those issues, instead of counting commit groups itself: one defini
 asynchronous work completes, the functional one. Warps are global ids (``cta * warps_per_cta +
 warp``); positions index :class:`sim.timing.streams.WarpStreams` streams (``warp_seq``).
 
-Not covered: other warps that later find an mbarrier phase already complete do not wait for its
-copies here (only the wait that made them complete does).
+A successful mbarrier wait by any warp (an ``'observe'`` event) waits for the issues that completed
+the phase it observed.
 """
 
 from __future__ import annotations
@@ -34,6 +34,10 @@ class AsyncLog:
         if ev.warps is None or ev.seq is None:
             return
         src = set(zip(ev.warps.tolist(), ev.seq.tolist()))
+        if ev.kind == "observe":           # a successful mbarrier wait: the issues that completed its phase
+            for w, s in zip(ev.at_warps.tolist(), ev.at_seq.tolist()):
+                self.waits[(w, s)] |= src
+            return
         if ev.kind == "issue":
             self.issues |= src
             return

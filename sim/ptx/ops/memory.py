@@ -741,6 +741,7 @@ def _mbarrier_wait(M, pc, ins, canon, ms, mods):
         res[ln] = ok
         d.m(res, mask)
         if ok.any():
+            M.asyncs.observe(pc, ln[ok], s[ok])
             M.spin_reset()
             return
         top.pc = nxt

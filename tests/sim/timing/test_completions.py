@@ -104,3 +104,67 @@ def test_tma_boxes_are_waited_for_at_the_mbarrier(monkeypatch):
     a, _, log = _timed(ref, ptx, True, monkeypatch)
     b, _, _ = _timed(ref, ptx, False, monkeypatch)
     assert a.timing["sm_cycles"] > 1.3 * b.timing["sm_cycles"]
+
+
+# warp 0 waits for the TMA box on one path, warp 1 later on another: the second finds the phase
+# complete and must still wait for the copy (an 'observe' event)
+TWO_WAITS = """
+.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .align 64 .b8 k_map[128], .param .u64 k_out)
+{
+    .reg .pred %p<4>;
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<8>;
+    .shared .align 1024 .b8 box[512];
+    .shared .align 8 .b64 bar;
+    mov.b64 %rd1, k_map;
+    cvta.param.u64 %rd1, %rd1;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, box;
+    mov.u32 %r3, bar;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 mbarrier.init.shared::cta.b64 [%r3], 1;
+    fence.proxy.async.shared::cta;
+    bar.sync 0;
+    mov.u32 %r4, 0;
+    @%p1 mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r3], 512;
+    @%p1 cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r2], [%rd1, {%r4, %r4}], [%r3];
+    setp.lt.u32 %p3, %r1, 32;
+    @%p3 bra FIRST;
+SECOND:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r3], 0;
+    @!%p2 bra SECOND;
+    bra.uni DONE;
+FIRST:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r3], 0;
+    @!%p2 bra FIRST;
+DONE:
+    ret;
+}
+"""
+
+
+def test_a_wait_that_finds_the_phase_complete_waits_for_its_copies():
+    import numpy as np
+
+    import sim
+    from sim.ptx.tensormap import TensorMap, TensorMapArg
+    from sim.timing.streams import WarpStreams
+
+    mod = isa.loads(TWO_WAITS)
+    src = np.arange(128, dtype=np.float32).reshape(8, 16)
+    ws = WarpStreams(2)
+    log = C.AsyncLog()
+    ws.on_async = log.on_async
+    r = sim.run_kernel(mod, "k", 1, 64, [TensorMapArg(src, TensorMap.tiled("f32", [16, 8], [16, 8])),
+                                         np.zeros(1, np.uint64)], listeners=[ws])
+    assert r.problems == []
+    (issue,) = log.issues
+    assert issue[0] == 0                           # warp 0 issued the copy
+    waiting = sorted(w for (w, s), src in log.waits.items() if issue in src)
+    assert waiting == [0, 1]                       # both warps' waits depend on it
+    streams = ws.streams
+    for (w, s) in log.waits:
+        assert mod.functions[0].instructions[streams[w][s][0]].full_opcode.startswith("mbarrier.try_wait")
