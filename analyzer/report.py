@@ -753,10 +753,18 @@ def _calls_and_spaces(module, fn, infos, flow, launch, assumed_trips, stack, par
                      f"state space are counted as generic")
     bodies = function_bodies(module)
     inlined = []
+    external: dict[str, int] = {}
+    indirect = 0
     for k, ins in enumerate(fn.instructions):
+        if ins.opcode != "call":
+            continue
         name = call_target(ins)
         callee = bodies.get(name) if name else None
         if callee is None:
+            if name is None:
+                indirect += 1
+            else:
+                external[name] = external.get(name, 0) + 1
             continue
         line = ins.span.line
         if name in stack:
@@ -776,6 +784,12 @@ def _calls_and_spaces(module, fn, infos, flow, launch, assumed_trips, stack, par
         inlined.append((k, sub))
         notes.extend(n for n in sub.call_notes if n not in notes)
         notes.extend(f"in {name} (called at line {line}): {n}" for n in sub.estimate.notes)
+    if indirect:
+        notes.append(f"{fn.name}: {indirect} indirect call(s) (through a register): the callee is not known here, "
+                     f"its body is not counted")
+    if external:
+        notes.append(f"{fn.name}: calls of functions without a body in this file ({', '.join(sorted(external))}) "
+                     f"are counted as the call only")
     if inlined:
         names = list(dict.fromkeys(sub.name for _, sub in inlined))
         notes.insert(0, f"{len(inlined)} call(s) of {', '.join(names)} counted through the callee bodies, "
