@@ -115,6 +115,12 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
             console.print(_opcode_table("SASS opcodes", sass["opcodes"]))
         elif sass:
             console.print(f"note: SASS: {sass['note']}", markup=False)
+        if r.outcomes and r.outcomes[0].parts:
+            console.print(f"mix kernel '{r.mix_of}': expectations checked once, on both code segments "
+                          f"({' + '.join(p.name for p, _ in r.outcomes[0].parts)})", markup=False)
+        elif r.mix_of is not None and not r.outcomes:
+            console.print(f"mix kernel '{r.mix_of}': its expectations are checked with its cube segment",
+                          markup=False)
         if r.outcomes:
             ex = Table(title="expectations", title_justify="left")
             ex.add_column("expectation")
@@ -201,21 +207,21 @@ def sarif_results(r: KernelReport) -> list[dict]:
         if o.holds:
             continue
         rule = "KL002" if o.expectation.text.startswith("--forbid") else "KL001"
-        shown = (o.matches or o.nearest)[:5]
-        # sass: outcomes point at the PTX lines their SASS instructions came from (-lineinfo)
-        lines = [ln for ln in r._expectation_lines(o, shown) if ln > 0] or [r.function.span.line]
+        # sass: outcomes point at the PTX lines their SASS instructions came from (-lineinfo); a mix
+        # kernel's, at the instructions of both its code segments
+        shown = [(rr, k, rr._expectation_lines(o, [k])[0]) for rr, k in r.shown(o)]
+        lines = [ln for _, _, ln in shown if ln > 0] or [r.function.span.line]
         related = []
-        for n, k in enumerate(shown[1:], 1):                # the first is the result's own location
-            ln = r._expectation_lines(o, [k])[0]
-            text = r.sass.where(k) if o.level == "sass" else r.where(k)
-            related.append({"id": n, **_location(r.path, ln or r.function.span.line, r.name),
+        for n, (rr, k, ln) in enumerate(shown[1:], 1):      # the first is the result's own location
+            text = rr.sass.where(k) if o.level == "sass" else rr.where(k)
+            related.append({"id": n, **_location(rr.path, ln or rr.function.span.line, rr.name),
                             "message": {"text": text}})
         results.append({
             "ruleId": rule, "level": "error",
             "message": {"text": o.message(r)},
             "locations": [_location(r.path, lines[0], r.name)],
             "relatedLocations": related,
-            "properties": {"kernel": r.name, "expectation": str(o.expectation), "found": o.found,
+            "properties": {"kernel": o.mix or r.name, "expectation": str(o.expectation), "found": o.found,
                            "level": o.level, "instructions": "nearest" if not o.matches else "matching"},
         })
     spills = r.matching("SPILL")

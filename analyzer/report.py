@@ -44,9 +44,28 @@ class Outcome:
     matches: list[int] = field(default_factory=list)     # instruction indices that match
     nearest: list[int] = field(default_factory=list)     # closest candidates when it fails
     level: str = "ptx"                                   # 'sass': indices into the kernel's SASS
+    # a mix kernel's outcome (check_mix): its name and, per code segment, the segment's report and
+    # outcome (found, matches and nearest there); found is their sum
+    mix: str | None = None
+    parts: tuple = ()
 
     def message(self, report: "KernelReport") -> str:
         e = self.expectation
+        if self.parts:
+            halves = ", ".join(f"{r.name} {o.found}" for r, o in self.parts)
+            head = (f"mix kernel '{self.mix}': expected {e.name} {e.op} {e.count}, found {self.found} ({halves})"
+                    + (f" (from {e.text})" if e.text.startswith("--") else ""))
+            if self.holds:
+                return head
+            lines = [head]
+            for r, o in self.parts:
+                shown = o.nearest if not self.found else o.matches
+                if shown:
+                    lines.append(f"  {'nearest' if not self.found else 'matching'} instructions in {r.name}:")
+                    lines += ["    " + r.where(k) for k in shown[:5]]
+            if len(lines) == 1:
+                lines.append("  no similar instructions in this kernel")
+            return "\n".join(lines)
         head = (f"kernel '{report.name}': expected {e.name} {e.op} {e.count}, found {self.found}"
                 + (f" (from {e.text})" if e.text.startswith("--") else ""))
         if self.holds:
@@ -77,6 +96,8 @@ class KernelReport:
     # the SASS ptxas made of the kernel (``analyze_function(..., sass=True)``), or why there is none
     sass: object | None = None
     sass_note: str | None = None
+    # the mix kernel (``.mix``) this report is a code segment of, where it is one (check_mix)
+    mix_of: str | None = None
     # the bodies of the device functions this function calls, counted at their call sites:
     # (index of the call instruction, the callee's report with its own calls inlined in turn)
     inlined: list[tuple[int, "KernelReport"]] = field(default_factory=list)
@@ -438,6 +459,24 @@ class KernelReport:
             return [ins[k].loc.line if ins[k].loc is not None and ins[k].loc.file == 0 else 0 for k in which][:50]
         return [self.instructions[k].span.line for k in which][:50]
 
+    def shown(self, o: Outcome, limit: int = 5) -> list[tuple["KernelReport", int]]:
+        """The instructions a failed outcome points at, as (report, index): its matches, else the
+        nearest; of both code segments for a mix kernel's outcome."""
+        if o.parts:
+            return [(r, k) for r, o2 in o.parts for k in (o2.matches if o.found else o2.nearest)][:limit]
+        return [(self, k) for k in (o.matches or o.nearest)][:limit]
+
+    def _expectation_json(self, o: Outcome) -> dict:
+        out = {"expectation": str(o.expectation), "name": o.expectation.name, "op": o.expectation.op,
+               "count": o.expectation.count, "found": o.found, "result": "pass" if o.holds else "fail",
+               "level": o.level, "lines": self._expectation_lines(o), "nearest": self._nearest_json(o)}
+        if o.parts:                     # a mix kernel: the lines and nearest of both segments
+            out["mix"] = o.mix
+            out["segments"] = {r.name: o2.found for r, o2 in o.parts}
+            out["lines"] = [ln for r, o2 in o.parts for ln in r._expectation_lines(o2)][:50]
+            out["nearest"] = [n | {"kernel": r.name} for r, o2 in o.parts if not o.found for n in r._nearest_json(o2)]
+        return out
+
     def _nearest_json(self, o: Outcome) -> list[dict]:
         if o.level == "sass":
             return [{"line": line, "instruction": self.sass.instructions[k].full_opcode, "sass_index": k,
@@ -473,13 +512,10 @@ class KernelReport:
             "generic_resolved": {str(self.function.instructions[k].span.line): sp
                                  for k, sp in sorted(self.resolved_spaces.items())},
             "max_loop_depth": self.cfg.max_depth,
-            "expectations": [
-                {"expectation": str(o.expectation), "name": o.expectation.name, "op": o.expectation.op,
-                 "count": o.expectation.count, "found": o.found, "result": "pass" if o.holds else "fail",
-                 "level": o.level, "lines": self._expectation_lines(o),
-                 "nearest": self._nearest_json(o)}
-                for o in self.outcomes],
+            "expectations": [self._expectation_json(o) for o in self.outcomes],
         }
+        if self.mix_of is not None:
+            out["mix"] = self.mix_of
         sass = self.sass_json()
         if sass is not None:
             out["sass"] = sass
@@ -506,6 +542,20 @@ _RELATED = {
     "IMMA": ("IGMMA", "TENSOR_CORE", "INT8_DP4A"),
     "DMMA": ("TENSOR_CORE", "FP64_FMA"),
 }
+
+
+def check_mix(name: str, cube: KernelReport, vector: KernelReport, expectations: list[Expectation]) -> list[Outcome]:
+    """A mix kernel's expectations, each checked once on its two code segments together (a class or
+    opcode counted in either counts for the kernel): the outcomes stand in the cube segment's report,
+    the vector segment's report has none (its ``mix_of`` names the kernel they were checked for)."""
+    out = []
+    for oa, ov in zip(cube.check(expectations), vector.check(expectations)):
+        found = oa.found + ov.found
+        out.append(Outcome(oa.expectation, found, oa.expectation.holds(found), oa.matches, oa.nearest, oa.level,
+                           mix=name, parts=((cube, oa), (vector, ov))))
+    cube.outcomes, vector.outcomes = out, []
+    vector.mix_of = cube.mix_of = name
+    return out
 
 
 def nearest_by_class(name: str, infos: list[OpInfo], limit: int = 3) -> list[int]:

@@ -5,6 +5,8 @@
     python bench/sgemm_generated.py 2048 16    # ... on 16 processes
 
 Prints the simulator's wall time (measured, this machine), the cores used and the reference check.
+Measured on the H200 machine's 16 cores (2026-12-03, examples/h200/sgemm_generated_2048_log.txt):
+2048^3 in 40.1 s wall, all 256 CTAs, 0 problems, 0 of 4,194,304 outputs outside the tolerance.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ def main() -> int:
     wall = time.perf_counter() - t0
     print(f"{cfg.kernel_name} {n}^3: {wall:.1f} s wall on {jobs} cores (measured), grid {list(spec.grid)}, "
           f"problems {len(ex.problems)}, reference check {'PASS' if report and report.passed else 'FAIL'}")
+    for o in (report.reports if report else []):
+        print(f"  {o.name}: {o.n_bad} of {o.n} outside rtol {o.rtol:g} + atol {o.atol:.3g}; max abs error "
+              f"{o.max_abs:.3g}")
     return 0 if report and report.passed and not ex.problems else 1
 
 

@@ -83,6 +83,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--sample", choices=("auto", "all"), default="auto",
                    help="with --timing: simulate a deterministic sample of a big launch's CTAs (auto) or all")
     p.add_argument("--trace", metavar="OUT.json", help="with --timing: write a Chrome/Perfetto trace")
+    p.add_argument("--plot", metavar="OUT.svg", help="with --timing: draw the kernel on the machine's roofline "
+                   "(SVG) by its arithmetic intensity and modelled time (modelled, not measured)")
     p.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
                    help="simulate the launch's CTAs in N processes (0 = all cores); same outputs")
     p.add_argument("--sass", action="store_true",
@@ -221,6 +223,9 @@ def run_ptx(args) -> int:
         except OSError as exc:
             raise InputError(f"cannot write {args.trace}: {exc.strerror or exc}", Span(args.trace)) from None
 
+    if getattr(args, "plot", None):
+        _plot_timing(args.plot, fn.name, tm, timing)
+
     report = None
     ref_name = args.reference or spec.reference
     if ref_name and not ex.complete:
@@ -270,6 +275,22 @@ def run_ptx(args) -> int:
             if not ex.complete:
                 print("  (outputs not checked: a sampled run computes only the sampled CTAs; --sample all for all)")
     return 0 if ok else 1
+
+
+def _plot_timing(path: str, kernel: str, tm: dict | None, machine: str | None) -> None:
+    """``--plot``: the timed run's modelled point on the roofline of ``machine`` (:mod:`analyzer.plot`)."""
+    if not tm:
+        raise InputError("--plot needs --timing h200 (the point is placed by the modelled time)", Span(path))
+    from analyzer.machine import load_machine
+    from analyzer.plot import point_from_timing, write_roofline
+
+    pt = point_from_timing(kernel, tm)
+    if pt is None:
+        raise InputError(f"--plot: kernel '{kernel}' does no counted work or moves no modelled DRAM bytes: "
+                         "it has no place on the roofline", Span(path))
+    sampled = f", {tm['simulated_ctas']} of {tm['ctas']} CTAs simulated" if tm.get("sampled") else ""
+    write_roofline(path, load_machine(machine.lower()), [pt], kinds=list(tm["work"]),
+                   title=f"{kernel} on the {machine.upper()} roofline: modelled time, not measured{sampled}")
 
 
 def _problem_dict(p) -> dict:

@@ -44,3 +44,24 @@ def tool_or_skip(name: str) -> str:
 @pytest.fixture(scope="session")
 def examples() -> Path:
     return EXAMPLES
+
+
+@pytest.fixture
+def sass_tools():
+    """Skips the test where the SASS tools (ptxas + nvdisasm or cuobjdump) are not installed."""
+    import isa.sass
+
+    if not isa.sass.available():
+        pytest.skip(isa.sass.note())
+
+
+@pytest.fixture
+def no_sass_tools(monkeypatch):
+    """kernlens pointed at a ptxas that does not exist: what happens where the tools are absent."""
+    from isa.sass import compile as c
+
+    monkeypatch.setenv("KERNLENS_PTXAS", "/nonexistent/ptxas")
+    c._which.cache_clear()
+    yield
+    monkeypatch.undo()
+    c._which.cache_clear()

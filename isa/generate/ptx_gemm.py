@@ -1113,13 +1113,16 @@ A_INIT = {"f32": "randn", "f16": "randn", "bf16": "randn", "s8": "randint(-128,1
 
 
 def tolerance(cfg: PtxGemmConfig) -> dict:
-    """Stated tolerances: exact for s8; otherwise the output format's rounding plus f32
-    accumulation error growing with sqrt(K) (inputs ~ N(0,1), so |D| ~ sqrt(K))."""
+    """Stated tolerances: exact for s8; otherwise the output format's rounding plus the f32
+    accumulation error (inputs ~ N(0,1), so |D| ~ sqrt(K)). A K-long f32 sum rounds each partial sum
+    (|S_k| ~ sqrt(k)) to 2^-24 relative, so its error is a random walk of standard deviation about
+    2^-24 K / sqrt(2); 6 x 2^-24 K covers the largest of millions of outputs (measured: a 2048^3 SGEMM's
+    largest error is 4.9e-4, 0.69 of this bound; 512^3 1.1e-4, 0.63)."""
     if cfg.dtype == "s8":
         return {"rtol": 0.0, "atol": 0.0}
     s = math.sqrt(cfg.k) * max(1.0, abs(cfg.alpha)) + abs(cfg.beta)
     if cfg.out_dtype == "f32":
-        return {"rtol": 1e-5, "atol": 2e-6 * s}
+        return {"rtol": 1e-5, "atol": 2e-6 * s + 6 * 2.0 ** -24 * cfg.k * max(1.0, abs(cfg.alpha))}
     fmt = {"f16": 2.0 ** -11, "bf16": 2.0 ** -8}[cfg.out_dtype]
     return {"rtol": 2 * fmt, "atol": 2 * fmt * s + 2e-6 * s}
 

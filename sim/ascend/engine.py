@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from isa import ir
+from isa.ascend.mix import mix_kernels
 from isa.ascend.opcodes import OPCODES, PIPE_NAMES, PIPES
 from isa.errors import Diagnostic, InputError, SimulationError, Span
 
@@ -945,28 +946,6 @@ def launch_kernel(module: ir.Module, machine: AscendModel, *, kernel: str | None
             raise InputError(f"--cores must be at least 1, got {cores}")
         n = min(n, cores)
     return Launch(module, k, machine, inputs or {}, n, functional).run()
-
-
-def mix_kernels(module: ir.Module) -> dict[str, tuple[ir.Function, ir.Function]]:
-    """``.mix NAME CUBE_KERNEL VECTOR_KERNEL`` directives: a mix kernel's two code segments."""
-    out = {}
-    for item in module.items:
-        if isinstance(item, ir.Directive) and item.name == "mix":
-            words = item.args.split()
-            if len(words) != 3:
-                raise InputError(".mix takes a name, the cube kernel and the vector kernel: "
-                                 "'.mix NAME CUBE_KERNEL VECTOR_KERNEL'", item.span)
-            name, aic, aiv = words
-            fa, fv = module.function(aic), module.function(aiv)
-            if fa.attributes != ("cube",) or fv.attributes != ("vector",):
-                raise InputError(f".mix {name}: '{aic}' must be a .cube kernel and '{aiv}' a .vector kernel", item.span)
-            pa = [(p.space, p.type, p.name, p.dims) for p in fa.params]
-            pv = [(p.space, p.type, p.name, p.dims) for p in fv.params]
-            if pa != pv:
-                raise InputError(f".mix {name}: '{aic}' and '{aiv}' must declare the same parameters (one GM for both)",
-                                 fv.span)
-            out[name] = (fa, fv)
-    return out
 
 
 def _launch_mix(module, machine, name, pair, inputs, cores, functional) -> LaunchResult:

@@ -195,3 +195,54 @@ def _distinct_per_row(keys: np.ndarray, single: bool):
     new[:, 1:] = s[:, 1:] != s[:, :-1]
     counts = (new & (s >= 0)).sum(axis=1)
     return int(counts[0]) if single else counts
+
+
+# ---------------------------------------------------------------------------------------------
+# one computation per access event, whoever asks
+# ---------------------------------------------------------------------------------------------
+class _RecentCosts:
+    """The costs of the last few access events (``sim.events.InstructionEvent``), so that every
+    listener of one access (the heat column's :class:`sim.memory.heat.MemoryHeat` and the timing
+    model's :class:`sim.timing.streams.WarpStreams`) computes its wavefronts and sectors once.
+    Keyed by the event object (held, so that its ``id`` is not reused) and the cost's arguments."""
+
+    def __init__(self, keep: int = 64):
+        self.keep = keep
+        self.memo: dict = {}
+
+    def get(self, ev, key, compute):
+        entry = self.memo.get(id(ev))
+        if entry is None or entry[0] is not ev:
+            if len(self.memo) >= self.keep:
+                self.memo.pop(next(iter(self.memo)))
+            entry = self.memo[id(ev)] = (ev, {})
+        got = entry[1].get(key)
+        if got is None:
+            got = entry[1][key] = compute()
+        return got
+
+
+_RECENT = _RecentCosts()
+
+
+def event_shared_costs(ev, width: int, is_load: bool, active=None, delta: int = 0):
+    """:func:`shared_costs` of access event ``ev`` (its ``addresses`` + ``delta``, ``width`` bytes per
+    lane, ``active`` lanes, default the event's), computed once per event and arguments."""
+    act = ev.active if active is None else active
+
+    def compute():
+        addr = ev.addresses if not delta else ev.addresses + np.uint64(delta)
+        return shared_costs(addr, width, is_load, act)
+
+    return _RECENT.get(ev, ("s", width, bool(is_load), int(delta)), compute)
+
+
+def event_global_sectors(ev, width: int | None = None, active=None):
+    """:func:`global_sectors` per warp (an int64 array) of access event ``ev``, computed once."""
+    w = ev.width if width is None else width
+    act = ev.active if active is None else active
+
+    def compute():
+        return np.atleast_1d(global_sectors(ev.addresses, w, act))
+
+    return _RECENT.get(ev, ("g", int(w)), compute)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .banks import SECTOR_BYTES, global_sectors, shared_costs
+from .banks import SECTOR_BYTES, event_global_sectors, event_shared_costs
 
 _WIDTHS = (1, 2, 4, 8, 16)
 
@@ -127,8 +127,7 @@ class MemoryHeat:
             if parts is None:
                 parts = ((0, ev.width if ev.width in _WIDTHS else 4),)
             for delta, width in parts:
-                addresses = ev.addresses if not delta else ev.addresses + np.uint64(delta)
-                wf, ideal, _ = shared_costs(addresses, width, is_load, active)
+                wf, ideal, _ = event_shared_costs(ev, width, is_load, active, delta)
                 w = int(wf.sum())
                 site.shared_ideal += int(ideal.sum())
                 if kind == "atomic":     # ATOMS: its own counter, neither ld nor st (ncu op_atom)
@@ -140,7 +139,7 @@ class MemoryHeat:
                     site.shared_store_wavefronts += w
                     site.shared_store_requests += n
         else:
-            s = int(np.sum(global_sectors(ev.addresses, ev.width, active)))
+            s = int(np.sum(event_global_sectors(ev, ev.width, active)))
             lanes = active.sum(axis=-1)
             site.global_ideal_sectors += int(np.sum(-(-(lanes * int(ev.width)) // SECTOR_BYTES)))
             if kind == "load":

@@ -80,6 +80,9 @@ class Order:
             self.r_rel = np.zeros(size, np.int32)
             self.r_pc = np.zeros(size, np.int32)
         self.rng = np.random.default_rng(self.seed)
+        self.hoist_rng = np.random.default_rng([self.seed, 1])     # hoisting draws apart from the read lags
+        self.hoist_pending: set[int] = set()
+        self.late = False                   # the load being read is a hoisted pair's: performed late
         self.log: list[tuple] = []          # (lo, hi, old bytes, writer observer, writer cta, time, entry id)
         self.vis_all: list = []             # per entry: time from which every observer sees it
         self.vis_cta: list = []             # per entry: time from which its CTA's observers see it
@@ -341,7 +344,7 @@ class Order:
             f = int(flat[k])
             words = range(f // 4, (f + w + 3) // 4)
             wfloor = max(self.floor.get((o, x), 0) for x in words)
-            lag = now - self._lag()
+            lag = now - self._lag() if not self.late else now + DELAY[1]
             tau_all = max(wfloor, self.acq.get(o, 0), lag)         # stores of other CTAs
             tau_cta = max(tau_all, self.acq_cta.get(o, 0))          # stores of this CTA's warps
             cta = o // M.warps_per_cta
@@ -400,3 +403,85 @@ class Order:
                 out.append({"address": GLOBAL_BASE + lo, "bytes": hi - lo, "writer_cta": wcta,
                             "writer_warp": wobs % self.M.warps_per_cta, "step": t})
         return out
+
+
+# ---------------------------------------------------------------------------------- load buffering
+def hoist_stores(M) -> int:
+    """Relaxed memory only: a weak or ``.relaxed`` global store right after a weak or ``.relaxed``
+    global load of the same thread, reading no register the load writes (no dependence), may be
+    performed before it, as the PTX memory model allows (no order between them without a fence,
+    a dependence or acquire/release). At run time, for a seeded half of the executions and when
+    no active thread's two accesses touch the same 16-byte span, the store goes first and the path
+    then lets a sibling path run before it loads (the load stays pending while other threads run).
+    That is what produces load buffering's weak outcome (T0 r0=x; y=1 | T1 r1=y; x=1 with
+    r0 = r1 = 1). Returns the number of such pairs."""
+    from isa.ptx.registers import registers
+
+    o = M.order
+    n = 0
+    for pc in range(len(M.prog) - 1):
+        c1, m1 = M.canon[pc]
+        c2, m2 = M.canon[pc + 1]
+        if c1 != "ld" or c2 != "st" or "global" not in m1 or "global" not in m2:
+            continue
+        s1, s2 = o.sem[pc], o.sem[pc + 1]
+        if s1.acquire or s2.release or M.prog[pc][0] != 0 or M.prog[pc + 1][0] != 0:
+            continue
+        i1, i2 = M.instructions[pc], M.instructions[pc + 1]
+        w1 = set(registers(i1).writes)
+        r2 = set(registers(i2).reads) | ({i2.guard.register} if i2.guard is not None else set())
+        if w1 & r2:
+            continue
+        a1 = next((x for x in i1.operands if isinstance(x, _Address)), None)
+        a2 = next((x for x in i2.operands if isinstance(x, _Address)), None)
+        if a1 is None or a2 is None:
+            continue
+        M.prog[pc] = (1, _hoisted(M, pc, M.prog[pc][1], M.prog[pc + 1][1], M.address(a1, i1)[1],
+                                  M.address(a2, i2)[1]))
+        n += 1
+    return n
+
+
+from isa.ir import Address as _Address  # noqa: E402
+
+
+def _hoisted(M, pc, load, store, afn1, afn2):
+    pending = M.order.hoist_pending     # id() of stack entries whose store went first, load to come
+
+    def run(M, stack, top):
+        m = top.arg
+        key = id(top)
+        if key in pending:              # resumed after a sibling ran: the load, then past the store
+            pending.discard(key)
+            late_load(m)
+            top.pc = pc + 2
+            return
+        lanes = M.lanes_of(m)
+        sub = None if m is None else lanes
+        a1 = afn1(sub).astype(np.int64)
+        a2 = afn2(sub).astype(np.int64)
+        apart = bool(np.all((a1 // 16 != a2 // 16) & ((a1 + 15) // 16 != a2 // 16) & (a1 // 16 != (a2 + 15) // 16)))
+        if not apart or top.rpc == pc + 1 or M.order.hoist_rng.integers(0, 2) == 0:
+            load(m)
+            top.pc = pc + 1
+            return
+        M.pc_warps[pc + 1] += top.warps
+        M.pc_threads[pc + 1] += top.threads
+        store(m)
+        for j in range(len(stack) - 2, -1, -1):       # a sibling path runs before the load
+            e = stack[j]
+            if e.threads and id(e) not in M.parked_ids and id(e) not in pending and not (e.mask & top.mask).any():
+                stack[j:] = stack[j + 1:] + [e]
+                pending.add(key)
+                return
+        late_load(m)
+        top.pc = pc + 2
+
+    def late_load(m):
+        """The load after its store went first: performed late, it reads what is visible DELAY steps on."""
+        M.order.late = True
+        try:
+            load(m)
+        finally:
+            M.order.late = False
+    return run

@@ -232,6 +232,10 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
         t3 = time.perf_counter()
         tm = T.predict(M, ws, occ, regs, simulated=starts, sampled=sampled, gmem=gmem, trace=trace)
         tm["predict_seconds"] = time.perf_counter() - t3 + (t2 - t1)
+        from analyzer.plot import work_by_kind
+
+        # operations by kind of peak over the launch: exact counts of the CTAs run, scaled when sampled
+        tm["work"] = work_by_kind(M.infos, M.pc_threads, M.ncta / tm["simulated_ctas"] if sampled else 1.0)
         M._set_listeners(listeners)
         return RunResult(fn.name, stats, list(M.problems.items), tm, sampled, not sampled)
     return RunResult(fn.name, stats, list(M.problems.items))

@@ -110,8 +110,12 @@ def op_facts(state, P: H200Params) -> list[OpFacts]:
         elif unit == U.SFU:
             pipe, lat, cause = "xu", L["mufu_ex2"], "short_scoreboard"
         elif unit == U.INT:
-            if fam in ("add", "sub", "add.cc", "sub.cc", "addc", "subc"):
+            if fam in ("add", "sub"):           # IADD3, or IMAD.IADD on the FMA pipe
+                pipe, lat = "int", L["iadd"]
+            elif fam in ("add.cc", "sub.cc", "addc", "subc"):
                 lat = L["iadd"]
+            elif fam in ("mov", "shl"):        # MOV / SHF, or IMAD.MOV / IMAD.SHL
+                pipe = "int"
             elif fam in ("mul", "mad", "mul24", "mad24", "mad.cc", "madc", "dp4a", "dp2a"):
                 pipe, lat = "fma", L["ffma"]
         elif unit == U.CONTROL:
@@ -181,7 +185,7 @@ class SM:
 
     def __init__(self, facts: list[OpFacts], P: H200Params, *, ctas_per_sm: int, warps_per_cta: int,
                  l1_lines: int, l2_hit: float, dram_bpc: float, l2_bpc: float, trace: bool = False,
-                 leaders=frozenset()):
+                 leaders=frozenset(), dram_latency: float | None = None):
         self.f, self.P, self.k, self.wpc = facts, P, max(1, ctas_per_sm), warps_per_cta
         pp = P.pipes
         self.sub = [{n: Unit(n, pp[n]) for n in ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma_sync")}
@@ -201,6 +205,7 @@ class SM:
         self.trace = trace
         self.stalls = Stalls()
         self.leaders = leaders      # pcs of loads ptxas merges into vector loads (sim.timing.vectorize)
+        self.dram_latency = P.lat["global_dram"] if dram_latency is None else dram_latency   # loaded latency
 
     def _l1(self, lines) -> int:
         """Lines of a load that hit (LRU; a miss allocates the line)."""
@@ -219,11 +224,15 @@ class SM:
     def run(self, ctas: list[list[list]]) -> SMRun:
         f, L, P = self.f, self.P.lat, self.P
         mio_q, lg_q = P.pipes["mio_queue"], P.pipes["lg_queue"]
-        l2_lat, dram_lat = L["global_l2"], L["global_dram"]
+        l2_lat, dram_lat = L["global_l2"], self.dram_latency
         miss_extra = (1.0 - self.l2_hit) * (dram_lat - l2_lat)
         lds, conflict = L["lds"], L["lds_per_conflict_way"]
         st = self.stalls
-        add = st.add
+        cyc: dict = {}                      # stall cycles per cause, summed here, given to st at the end
+
+        def add(cause, v):
+            if v > 0:
+                cyc[cause] = cyc.get(cause, 0.0) + v
         sub = self.sub
         shared, l1, l2, dram, gmma, sq = self.shared, self.l1, self.l2, self.dram, self.gmma, self.sq
         nregs = 1 + max((max(x.reads + x.writes, default=0) for x in f), default=0)
@@ -245,7 +254,8 @@ class SM:
         cta_slot = []
         issued = 0
         l1_hit = l1_tot = l2_sec = 0.0
-        slices = [] if self.trace else None
+        trace = self.trace
+        slices = [] if trace else None
         nxt = 0
         free_slots = list(range(self.k))
 
@@ -276,23 +286,56 @@ class SM:
         while nxt < len(ctas) and free_slots:
             start_cta(nxt, 0.0)
             nxt += 1
+        # Warps that lost the issue slot wait in their sub-partition's heap ``slot_wait[sp]`` (by warp
+        # id) instead of being re-queued every cycle: all of them would be offered again at
+        # ``sp_free[sp]``, lowest warp first, so one *token* (sp_free[sp], lowest waiting warp, -1 - sp,
+        # version) in the event heap stands for them; a token is stale once its sub-partition's
+        # version moved on. Each cycle a waiting warp waits is still charged to ``not_selected``.
+        slot_wait: list = [[], [], [], []]
+        ver = [0, 0, 0, 0]
+        heappush, heappop = heapq.heappush, heapq.heappop
+        ns = 0.0                                     # not_selected cycles
         while heap:
-            r, _, g = heapq.heappop(heap)
-            s = streams[g]
-            pc, acc = s[ip[g]]
+            item = heappop(heap)
+            r, g = item[0], item[2]
+            if g < 0:                                   # a sub-partition's waiting warps
+                sp = -1 - g
+                if item[3] != ver[sp]:
+                    continue
+                g = heappop(slot_wait[sp])
+                ver[sp] += 1
+                if slot_wait[sp]:
+                    heappush(heap, (sp_free[sp], slot_wait[sp][0], -1 - sp, ver[sp]))
+                s = streams[g]
+                pc, acc = s[ip[g]]
+                free = False
+            else:
+                sp = sp_of[g]
+                s = streams[g]
+                pc, acc = s[ip[g]]
+                free = acc is not None and acc[0][1] == "merged"   # part of a vector load: not issued
+                if not free and sp_free[sp] > r:        # another warp has the issue slot
+                    ns += sp_free[sp] - r
+                    w = slot_wait[sp]
+                    if not w or g < w[0]:
+                        ver[sp] += 1
+                        heappush(heap, (sp_free[sp], g, -1 - sp, ver[sp]))
+                    heappush(w, g)
+                    continue
             op = f[pc]
-            sp = sp_of[g]
-            free = acc is not None and acc[0][1] == "merged"   # part of a vector load: not issued
-            if free:
-                pass
-            elif sp_free[sp] > r:                       # another warp has the issue slot
-                add("not_selected", sp_free[sp] - r)
-                heapq.heappush(heap, (sp_free[sp], g, g))
-                continue
-            u = sub[sp][op.pipe] if op.pipe is not None and not free else None
+            pn = op.pipe
+            if pn is None or free:
+                u = None
+            elif pn == "int":
+                # ptxas puts simple integer ops on whichever of the ALU and FMA pipes has room
+                # (IADD3/MOV or IMAD.IADD/IMAD.MOV): the ALU when it is free, else the first free
+                a_, f_ = sub[sp]["alu"], sub[sp]["fma"]
+                u = a_ if a_.free_at <= max(r, f_.free_at) else f_
+            else:
+                u = sub[sp][pn]
             if u is not None and u.free_at > r:
                 add("math_pipe_throttle" if op.pipe != "lsu" else "mio_throttle", u.free_at - r)
-                heapq.heappush(heap, (u.free_at, g, g))
+                heappush(heap, (u.free_at, g, g))
                 continue
             if acc is not None and not free:
                 wait, why = r, None
@@ -308,14 +351,21 @@ class SM:
                                 wait, why = at, "lg_throttle"
                 if wait > r:
                     add(why, wait - r)
-                    heapq.heappush(heap, (wait, g, g))
+                    heappush(heap, (wait, g, g))
                     continue
             t = r
             if not free:
                 sp_free[sp] = t + 1.0
                 issued += 1
-            if u is not None:
-                u.reserve(t)
+                if slot_wait[sp]:                       # the waiting warps wait one more cycle
+                    ns += len(slot_wait[sp])
+                    ver[sp] += 1
+                    heappush(heap, (t + 1.0, slot_wait[sp][0], -1 - sp, ver[sp]))
+            if u is not None:                           # Unit.reserve(t), inlined: u is free at t
+                occ = u.interval
+                u.free_at = t + occ
+                u.busy += occ
+                u.work += 1
             done, cause = t + op.lat, op.cause
             after = t if free else t + 1.0
             after_cause = None
@@ -398,7 +448,7 @@ class SM:
                     d = sq.drained_at(t)
                     if d > after:
                         after, after_cause = d, "membar"
-            if self.trace and len(slices) < 200000:
+            if trace and len(slices) < 200000:
                 slices.append(Slice(f"SM 0 sub-partition {sp}", f"warp {g}", op.opcode, t, max(done, t + 1),
                                     "issue", {"line": op.line}))
             rt, rc = reg_t[g], reg_c[g]
@@ -435,8 +485,11 @@ class SM:
                 if rt[x] > ready:
                     ready, why = rt[x], rc[x]
             if ready > t + 1.0 and why is not None:
-                add(why, ready - t - 1.0)
-            heapq.heappush(heap, (ready, g, g))
+                cyc[why] = cyc.get(why, 0.0) + (ready - t - 1.0)
+            heappush(heap, (ready, g, g))
+        add("not_selected", ns)
+        for cause, v in cyc.items():
+            st.add(cause, v)
         cycles = max(cta_end, default=0.0)
         busy = {}
         for name in ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma"):

@@ -19,41 +19,52 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.memory.banks import global_sectors, shared_costs
+from sim.memory.banks import event_global_sectors, event_shared_costs
 
 _SPACE = {"global": "g", "local": "g", "shared": "s", "const": "c", "param": "c"}
 
 
 class WarpStreams:
+    """Listener of every instruction; :attr:`streams` (global warp id -> ``[(pc, access), ...]``)
+    is assembled from the events on first use (one stable sort of all warp-instructions by warp,
+    instead of a Python append per warp and event)."""
+
     memory_only = False
 
     def __init__(self, warps_per_cta: int, merged: dict | None = None):
         self.wpc = warps_per_cta
         self.merged = merged or {}      # pc -> sim.timing.vectorize.Merge (ptxas's vector loads)
         self._lead: dict[int, set] = {}  # leader pc -> warps whose last run of it was a vector load
-        self.streams: dict[int, list] = {}
         self.read_sectors: list[np.ndarray] = []
         self.write_sectors: list[np.ndarray] = []
         self.shared_wavefronts = 0
         self.shared_ideal = 0
         self.events = 0
         self.global_sectors = 0         # sector accesses of global loads, stores and atomics
+        self._recs: list = []           # (pc, access) records; streams hold them by index
+        self._plain: dict[int, int] = {}  # pc -> record of its non-memory executions
+        self._gw: list[np.ndarray] = []   # per event: global warp ids
+        self._rid: list = []              # per event: a record (non-memory) or the first of len(gw)
+        self._streams: dict | None = None
 
     def __call__(self, ev) -> None:
         self.events += 1
-        gw = (ev.ctas * self.wpc + ev.warps).tolist()
+        self._streams = None
+        gw = ev.ctas * self.wpc + ev.warps
         pc = ev.pc
-        streams = self.streams
         if not ev.accesses:
-            for g in gw:
-                s = streams.get(g)
-                if s is None:
-                    s = streams[g] = []
-                s.append((pc, None))
+            rid = self._plain.get(pc)
+            if rid is None:
+                rid = self._plain[pc] = len(self._recs)
+                self._recs.append((pc, None))
+            self._gw.append(gw)
+            self._rid.append(rid)
             return
-        per = [[] for _ in gw]
-        pos = {g: i for i, g in enumerate(gw)} if len(ev.accesses) > 1 or len(ev.accesses[0].warps) != len(gw) \
-            else None
+        n = len(gw)
+        per = [[] for _ in range(n)]
+        pos = None
+        if len(ev.accesses) > 1 or len(ev.accesses[0].warps) != n:
+            pos = {g: i for i, g in enumerate(gw.tolist())}
         for p in ev.accesses:
             sp = _SPACE.get(p.space)
             if sp is None or p.addresses is None:
@@ -66,12 +77,12 @@ class WarpStreams:
                 if mg is not None:
                     costs = self._merged_costs(p, mg, pc, act)
                 else:
-                    wf, ideal, _ = shared_costs(p.addresses, width, kind == "load", act)
+                    wf, ideal, _ = event_shared_costs(p, width, kind == "load", act)
                     self.shared_wavefronts += int(wf.sum())
                     self.shared_ideal += int(ideal.sum())
-                    costs = [(sp, kind, int(a), int(b)) for a, b in zip(wf.tolist(), ideal.tolist())]
+                    costs = [(sp, kind, a, b) for a, b in zip(wf.tolist(), ideal.tolist())]
             elif sp == "g":
-                secs = global_sectors(p.addresses, p.width, act)
+                secs = event_global_sectors(p, p.width, act)
                 self.global_sectors += int(np.sum(secs))
                 a = p.addresses.astype(np.int64)
                 ids = np.unique(a[act] >> 5)
@@ -83,9 +94,8 @@ class WarpStreams:
                     lines = np.where(act, a >> 7, -1)
                     extra = [tuple(np.unique(r[r >= 0]).tolist()) for r in lines]
                 else:                   # stores: the 128-byte lines they touch (L1 t-stage lookups)
-                    lines = np.where(act, a >> 7, -1)
-                    extra = [int(np.unique(r[r >= 0]).size) for r in lines]
-                costs = [(sp, kind, int(c), e) for c, e in zip(np.atleast_1d(secs).tolist(), extra)]
+                    extra = _distinct_per_row(np.where(act, a >> 7, -1)).tolist()
+                costs = [(sp, kind, c, e) for c, e in zip(secs.tolist(), extra)]
             else:
                 costs = [(sp, kind, 1, 0)] * len(p.warps)
             if pos is None:
@@ -95,11 +105,31 @@ class WarpStreams:
                 pg = (p.ctas * self.wpc + p.warps).tolist()
                 for g, c in zip(pg, costs):
                     per[pos[g]].append(c)
-        for g, parts in zip(gw, per):
-            s = streams.get(g)
-            if s is None:
-                s = streams[g] = []
-            s.append((pc, tuple(parts) if parts else None))
+        base = len(self._recs)
+        self._recs.extend([(pc, tuple(parts) if parts else None) for parts in per])
+        self._gw.append(gw)
+        self._rid.append(-1 - base)      # records base .. base + n - 1, one per warp
+
+    @property
+    def streams(self) -> dict[int, list]:
+        """Global warp id -> its instructions in order, as ``(pc, access)`` records."""
+        if self._streams is None:
+            self._streams = self._assemble()
+        return self._streams
+
+    def _assemble(self) -> dict[int, list]:
+        if not self._gw:
+            return {}
+        gw = np.concatenate(self._gw)
+        rid = np.concatenate([np.full(len(g), r, np.int64) if r >= 0 else np.arange(-1 - r, -1 - r + len(g))
+                              for g, r in zip(self._gw, self._rid)])
+        order = np.argsort(gw, kind="stable")       # each warp's events stay in execution order
+        gs, rs = gw[order], rid[order]
+        recs = np.fromiter(self._recs, dtype=object, count=len(self._recs))
+        cut = np.flatnonzero(gs[1:] != gs[:-1]) + 1
+        lo = np.concatenate([[0], cut])
+        hi = np.concatenate([cut, [len(gs)]])
+        return {int(gs[a]): recs[rs[a:b]].tolist() for a, b in zip(lo.tolist(), hi.tolist())}
 
     def _merged_costs(self, p, mg, pc: int, act) -> list:
         """Costs of a load ptxas merges (:mod:`sim.timing.vectorize`): the leader carries the vector
@@ -109,8 +139,8 @@ class WarpStreams:
         m = np.ones(a.shape, bool) if act is None else np.asarray(act, bool)
         pg = (p.ctas * self.wpc + p.warps).tolist()
         if mg.leader == pc:
-            wf, ideal, _ = shared_costs(a, mg.lane_bytes, True, act)
-            vwf, vid, _ = shared_costs(a, mg.width, True, act)
+            wf, ideal, _ = event_shared_costs(p, mg.lane_bytes, True, act)
+            vwf, vid, _ = event_shared_costs(p, mg.width, True, act)
             ok = np.all((a % mg.width == 0) | ~m, axis=1)
             wf, ideal = np.where(ok, vwf, wf), np.where(ok, vid, ideal)
             self.shared_wavefronts += int(wf.sum())
@@ -127,7 +157,7 @@ class WarpStreams:
                 out.append(("s", "merged", 0, mg.leader))
                 continue
             if wf is None:
-                wf, ideal, _ = shared_costs(a, mg.lane_bytes, True, act)
+                wf, ideal, _ = event_shared_costs(p, mg.lane_bytes, True, act)
             self.shared_wavefronts += int(wf[i])
             self.shared_ideal += int(ideal[i])
             out.append(("s", "load", int(wf[i]), int(ideal[i])))
@@ -150,6 +180,16 @@ class WarpStreams:
                 tot += min(n * scale, max(cap, n))
             out.append(tot)
         return out[0], out[1]
+
+
+def _distinct_per_row(keys: np.ndarray) -> np.ndarray:
+    """Distinct non-negative values in each row of ``keys`` (negative = none)."""
+    if keys.shape[1] == 0:
+        return np.zeros(len(keys), np.int64)
+    s = np.sort(keys, axis=1)
+    new = np.ones(s.shape, bool)
+    new[:, 1:] = s[:, 1:] != s[:, :-1]
+    return (new & (s >= 0)).sum(axis=1)
 
 
 def _max_same(a: np.ndarray) -> int:

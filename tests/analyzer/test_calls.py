@@ -54,6 +54,10 @@ def test_the_shuffle_and_atomic_of_called_functions_are_found(weak):
                                "line 45 calls __fAtomicAdd)")
     assert r.call_site(k) == next(j for j, i in enumerate(r.function.instructions) if i.span.line == 236)
     assert [c["callee"][-20:] for c in r.to_json()["calls"]] == ["_shfl_down_syncEjfji", "d09b839atomicAddEPff"]
+    if weak:                                   # and the simulator runs the .weak functions' bodies
+        x, out = np.arange(64, dtype=np.float32), np.zeros(1, np.float32)
+        res = sim.run_kernel(isa.loads(text, "weak.ptx"), KERNEL, (1, 1, 1), (64, 1, 1), [x, out, np.int32(64)])
+        assert out[0] == x.sum() and res.stats["opcode_threads"]["atom.add.f32"] == 2
 
 
 def test_dynamic_counts_follow_the_simulator(simulated):
@@ -62,9 +66,13 @@ def test_dynamic_counts_follow_the_simulator(simulated):
     ops = simulated["opcode_threads"]
     # every lane 0 of the 8 warps calls atomicAdd once: exact, as the simulator executes it
     assert dyn["mix"]["ATOMIC"] == ops["atom.add.f32"] == 8 and dyn["mix_exact"]["ATOMIC"]
-    # the shuffle loop's trip count is not derived (-G code compares through not.pred): an estimate
-    assert dyn["mix"]["SHUFFLE"] > 0 and not dyn["mix_exact"]["SHUFFLE"]
-    assert ops["shfl.sync.down.b32"] == 256 * 5
+    # the shuffle loop (off = 16, 8, 4, 2, 1: -G code tests through not.pred and carries off
+    # through copies and a shift) is run through its exit test: 5 iterations, exact
+    assert [lo["iterations"] for lo in r.to_json()["loops"]] == [5]
+    assert dyn["mix"]["SHUFFLE"] == ops["shfl.sync.down.b32"] == 256 * 5 and dyn["mix_exact"]["SHUFFLE"]
+    # every executed instruction, the callees' included, as the simulator counts them
+    assert dyn["instructions"] == {"value": simulated["thread_instructions"], "exact": True}
+    assert dyn["bytes"]["param"]["value"] == simulated["bytes_by_space"]["param"]
     # generic ld.f32 [%rd5] (kernel pointer + offset) and atom.add.f32 [%rd1] (the pointer passed
     # down two calls) are global: 4 bytes per executed load and atomic, as the simulator counts them
     assert dyn["bytes"]["global"]["value"] == 4 * (ops["ld.f32"] + ops["atom.add.f32"]) == 1056

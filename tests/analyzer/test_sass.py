@@ -23,26 +23,7 @@ def run(capsys, *args):
     return code, out, err
 
 
-@pytest.fixture
-def tools():
-    import isa.sass
-
-    if not isa.sass.available():
-        pytest.skip(isa.sass.note())
-
-
-@pytest.fixture
-def no_tools(monkeypatch):
-    from isa.sass import compile as c
-
-    monkeypatch.setenv("KERNLENS_PTXAS", "/nonexistent/ptxas")
-    c._which.cache_clear()
-    yield
-    monkeypatch.undo()
-    c._which.cache_clear()
-
-
-def test_json_has_the_sass_section_side_by_side(tools, capsys):
+def test_json_has_the_sass_section_side_by_side(sass_tools, capsys):
     code, out, err = run(capsys, WMMA, "--sass", "--format", "json", "--expect", "sass:HMMA>=1",
                          "--expect", "sass:TENSOR_CORE>=1", "--expect", "TENSOR_CORE>=1")
     assert code == 0, err
@@ -57,7 +38,7 @@ def test_json_has_the_sass_section_side_by_side(tools, capsys):
     assert len(sass_exp) == 2 and all(e["result"] == "pass" and all(n > 0 for n in e["lines"]) for e in sass_exp)
 
 
-def test_text_report_and_a_failing_sass_expectation(tools, capsys):
+def test_text_report_and_a_failing_sass_expectation(sass_tools, capsys):
     code, out, _ = run(capsys, SGEMM, "--sass", "--expect", "sass:HGMMA>=1")
     assert code == 1
     assert "SASS static" in out and "SASS opcodes" in out and "registers (allocated" in out
@@ -68,7 +49,7 @@ def _ptx_line(n: int) -> str:
     return SGEMM.read_text().splitlines()[n - 1].strip()
 
 
-def test_a_failing_sass_expectation_names_the_nearest_sass_instructions(tools, capsys):
+def test_a_failing_sass_expectation_names_the_nearest_sass_instructions(sass_tools, capsys):
     # no HGMMA in a scalar SGEMM: the nearest are its FFMAs, each with the PTX line it came from
     code, out, _ = run(capsys, SGEMM, "--expect", "sass:HGMMA>=1", "--format", "json")
     assert code == 1
@@ -87,7 +68,7 @@ def test_a_failing_sass_expectation_names_the_nearest_sass_instructions(tools, c
     assert all(_ptx_line(n["line"]).startswith("ld.shared") for n in e["nearest"])
 
 
-def test_sarif_has_results_for_failing_sass_expectations(tools, capsys):
+def test_sarif_has_results_for_failing_sass_expectations(sass_tools, capsys):
     code, out, _ = run(capsys, SGEMM, "--format", "sarif", "--expect", "sass:HGMMA>=1", "--expect", "sass:LDS.128>=1",
                        "--forbid", "sass:LDS.128")
     assert code == 1
@@ -108,12 +89,12 @@ def test_sarif_has_results_for_failing_sass_expectations(tools, capsys):
     assert lines and all(_ptx_line(n).startswith("ld.shared.f32") for n in lines)   # what ptxas merged into LDS.128
 
 
-def test_unknown_sass_class_is_bad_input(tools, capsys):
+def test_unknown_sass_class_is_bad_input(sass_tools, capsys):
     code, _, err = run(capsys, SGEMM, "--expect", "sass:LOAD_SHARD>=1")
     assert code == 2 and "unknown SASS instruction class 'LOAD_SHARD'" in err and "LOAD_SHARED" in err
 
 
-def test_without_tools_sass_is_a_note_and_the_rest_works(no_tools, capsys):
+def test_without_tools_sass_is_a_note_and_the_rest_works(no_sass_tools, capsys):
     code, out, err = run(capsys, SGEMM, "--sass", "--format", "json", "--expect", "LOAD_SHARED>=1")
     assert code == 0, err
     k = json.loads(out)["kernels"][0]
@@ -125,7 +106,7 @@ def test_without_tools_sass_is_a_note_and_the_rest_works(no_tools, capsys):
     assert code == 2 and "needs the kernel's SASS" in err and "ptxas" in err
 
 
-def test_kernel_check_sass(tools):
+def test_kernel_check_sass(sass_tools):
     from analyzer.assertions import KernelAssertionError, KernelCheck
 
     k = KernelCheck.load(WMMA)
@@ -140,7 +121,7 @@ def test_kernel_check_sass(tools):
     assert "HMMA.16816.F32" in str(e.value) and "PTX line" in str(e.value)
 
 
-def test_kernel_check_sass_skips_without_tools(no_tools):
+def test_kernel_check_sass_skips_without_tools(no_sass_tools):
     from analyzer.assertions import KernelCheck
 
     k = KernelCheck.load(SGEMM)
@@ -149,7 +130,7 @@ def test_kernel_check_sass_skips_without_tools(no_tools):
     assert "ptxas" in str(e.value)
 
 
-def test_kernlens_run_sass_costs_the_merged_loads(tools, capsys):
+def test_kernlens_run_sass_costs_the_merged_loads(sass_tools, capsys):
     from kernlens.cli import main as kmain
 
     spec = f"{EXAMPLES / 'manifest.json'}#sgemm_tiled"
@@ -162,14 +143,14 @@ def test_kernlens_run_sass_costs_the_merged_loads(tools, capsys):
     assert ptx["shared_load_wavefronts"] == 9216          # the PTX's 16 scalar loads per tile
 
 
-def test_kernlens_run_sass_without_tools_notes_it(no_tools, capsys):
+def test_kernlens_run_sass_without_tools_notes_it(no_sass_tools, capsys):
     from kernlens.cli import main as kmain
 
     assert kmain(["run", str(SGEMM), "--launch", f"{EXAMPLES / 'manifest.json'}#sgemm_tiled", "--sass"]) == 0
     assert "note: SASS needs ptxas" in capsys.readouterr().err
 
 
-def test_text_opcode_tables_show_the_25_most_frequent_and_how_many_more(tools, capsys):
+def test_text_opcode_tables_show_the_25_most_frequent_and_how_many_more(sass_tools, capsys):
     code, out, _ = run(capsys, WMMA, "--sass", "--format", "json")
     k = json.loads(out)["kernels"][0]
     ptx, sass = k["opcodes"], k["sass"]["opcodes"]

@@ -201,9 +201,12 @@ def test_one_heat_listener_serves_run_kernel_stats(monkeypatch):
     from sim.memory.heat import MemoryHeat
     from tests.sim.ptx.kernels import ptx
 
+    import sim.memory.banks as B
+
     calls = []
-    real = H.shared_costs
-    monkeypatch.setattr(H, "shared_costs", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = B.shared_costs
+    monkeypatch.setattr(B, "shared_costs", lambda *a, **k: calls.append(1) or real(*a, **k))
+    assert H.event_shared_costs is B.event_shared_costs
     body = """
     mul.wide.u32 %rd4, %r1, 8;
     cvt.u32.u64 %r3, %rd4;
@@ -222,3 +225,9 @@ def test_one_heat_listener_serves_run_kernel_stats(monkeypatch):
     assert res.stats["shared_store_wavefronts"] == plain.stats["shared_store_wavefronts"] == 2 * 2   # 8-byte stride
     assert heat.as_stats()["shared_load_wavefronts"] == res.stats["shared_load_wavefronts"] == 4
     assert res.stats["memory_by_pc"] == heat.by_pc()
+    # the timing model's streams take the same access events: their costs are not computed again
+    calls.clear()
+    timed = sim.run_kernel(module, "k", 1, 64, args(), timing="h200")
+    assert len(calls) == 2                      # one store + one load, for the heat and the timing streams
+    assert timed.timing["memory"]["shared_wavefronts"] == 4 + 4
+    assert timed.stats["shared_store_wavefronts"] == 4

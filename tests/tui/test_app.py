@@ -6,37 +6,17 @@ overview text), not only on internal state.
 
 from __future__ import annotations
 
-import asyncio
-import functools
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import CORPUS, corpus_or_skip, corpus_ptx_files
+from tests.tui.pilot import ready, status, sync
 from tui.app import InspectorApp
 from tui.synthetic import synthetic_ptx
 
 DATA = Path(__file__).parent / "data"
 SIZE = (150, 44)
-
-
-def sync(fn):
-    """Run an async test body with asyncio (no async plugin is a dependency)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        return asyncio.run(fn(*args, **kwargs))
-
-    return wrapper
-
-
-async def ready(app, pilot):
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-def status(app) -> str:
-    return str(app.query_one("#status").render())
 
 
 def row_text(app, y: int) -> str:

@@ -7,33 +7,19 @@ stand-in timing run (``timeline.run_ptx_timing`` monkeypatched) and, when ``sim.
 
 from __future__ import annotations
 
-import asyncio
-import functools
 
 import pytest
 
 from sim.timing.trace import Slice
 from tests.conftest import EXAMPLES
 from tui import backends, timeline
+from tests.tui.pilot import settle, sync
 from tui.app import InspectorApp
 from tui.model import load_file
 
 SIZE = (150, 50)
 SGEMM = EXAMPLES / "ptx" / "sgemm_tiled.sm_90.ptx"
 LAUNCH = f"{EXAMPLES / 'manifest.json'}#sgemm_tiled"
-
-
-def sync(fn):
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        return asyncio.run(fn(*args, **kwargs))
-    return wrapper
-
-
-async def settle(app, pilot):
-    for _ in range(2):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
 
 
 def _line(doc, opcode: str) -> int:

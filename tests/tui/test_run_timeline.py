@@ -7,8 +7,6 @@ They use the project's own examples (examples/manifest.json), so they need no ..
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import math
 from pathlib import Path
 
@@ -16,6 +14,7 @@ import pytest
 
 from tests.conftest import EXAMPLES
 from tui import timeline
+from tests.tui.pilot import settle, sync
 from tui.app import InspectorApp
 from tui.model import load_file
 
@@ -26,21 +25,6 @@ RACE = EXAMPLES / "ptx" / "bugs" / "missing_sync.sm_90.ptx"
 VADD = EXAMPLES / "ascend" / "vadd_f16.asm"
 GEMM_S8 = EXAMPLES / "ascend" / "gemm_s8_requant.asm"
 DEADLOCK = EXAMPLES / "ascend" / "bad" / "wait_without_set.asm"
-
-
-def sync(fn):
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        return asyncio.run(fn(*args, **kwargs))
-
-    return wrapper
-
-
-async def settle(app, pilot):
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def text(app, selector: str) -> str:

@@ -6,28 +6,12 @@ note shown without them is checked by pointing kernlens at tools that do not exi
 
 from __future__ import annotations
 
-import asyncio
-import functools
-
-import pytest
-
 from tests.conftest import EXAMPLES
+from tests.tui.pilot import status, sync
 from tui.app import InspectorApp
 
 SGEMM = str(EXAMPLES / "ptx" / "sgemm_tiled.sm_90.ptx")
 SIZE = (160, 44)
-
-
-def sync(fn):
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        return asyncio.run(fn(*args, **kwargs))
-
-    return wrapper
-
-
-def status(app) -> str:
-    return str(app.query_one("#status").render())
 
 
 def pane_text(app) -> str:
@@ -35,16 +19,8 @@ def pane_text(app) -> str:
     return "\n".join(w.render_line(y).text for y in range(w.size.height))
 
 
-@pytest.fixture
-def tools():
-    import isa.sass
-
-    if not isa.sass.available():
-        pytest.skip(isa.sass.note())
-
-
 @sync
-async def test_sass_pane_follows_the_ptx_cursor_and_jumps_both_ways(tools):
+async def test_sass_pane_follows_the_ptx_cursor_and_jumps_both_ways(sass_tools):
     app = InspectorApp([SGEMM])
     async with app.run_test(size=SIZE) as pilot:
         await app.workers.wait_for_complete()
@@ -85,23 +61,15 @@ async def test_sass_pane_follows_the_ptx_cursor_and_jumps_both_ways(tools):
 
 
 @sync
-async def test_sass_pane_without_tools_shows_the_note(monkeypatch):
-    from isa.sass import compile as c
-
-    monkeypatch.setenv("KERNLENS_PTXAS", "/nonexistent/ptxas")
-    c._which.cache_clear()
-    try:
-        app = InspectorApp([SGEMM])
-        async with app.run_test(size=SIZE) as pilot:
-            await app.workers.wait_for_complete()
-            await pilot.pause()
-            await pilot.press("v")
-            await app.workers.wait_for_complete()
-            await pilot.pause()
-            assert "SASS needs ptxas" in pane_text(app)
-            await pilot.press("x")
-            await pilot.pause()
-            assert app.query_one("#asm").has_focus or not app.query_one("#sass").rows
-    finally:
-        monkeypatch.undo()
-        c._which.cache_clear()
+async def test_sass_pane_without_tools_shows_the_note(no_sass_tools):
+    app = InspectorApp([SGEMM])
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("v")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "SASS needs ptxas" in pane_text(app)
+        await pilot.press("x")
+        await pilot.pause()
+        assert app.query_one("#asm").has_focus or not app.query_one("#sass").rows

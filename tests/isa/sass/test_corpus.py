@@ -11,16 +11,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-import pytest
-
 from tests.conftest import CORPUS, corpus_ptx_files
-
-
-def _need_tools():
-    import isa.sass
-
-    if not isa.sass.available():
-        pytest.skip(isa.sass.note())
 
 
 @lru_cache(maxsize=None)
@@ -41,8 +32,7 @@ def _ncu_registers() -> dict[str, int]:
     return {k: v.pop() for k, v in out.items()}
 
 
-def test_registers_allocated_equal_nsight_compute_for_every_corpus_kernel(corpus):
-    _need_tools()
+def test_registers_allocated_equal_nsight_compute_for_every_corpus_kernel(corpus, sass_tools):
     ncu = _ncu_registers()
     seen = {}
     for m, lst in _listings():
@@ -56,8 +46,7 @@ def test_registers_allocated_equal_nsight_compute_for_every_corpus_kernel(corpus
     assert any(v[0] < v[1] for v in seen.values())      # the 16-register floor is exercised
 
 
-def test_tensor_core_instructions_exactly_where_the_ptx_has_them(corpus):
-    _need_tools()
+def test_tensor_core_instructions_exactly_where_the_ptx_has_them(corpus, sass_tools):
     from isa.ptx.semantics import describe
 
     checked = 0
@@ -70,17 +59,15 @@ def test_tensor_core_instructions_exactly_where_the_ptx_has_them(corpus):
     assert checked >= 55
 
 
-def test_every_corpus_opcode_is_in_the_tables(corpus):
-    _need_tools()
+def test_every_corpus_opcode_is_in_the_tables(corpus, sass_tools):
     unknown = {(m.path.rsplit("/", 1)[-1], i.full_opcode) for m, lst in _listings() for k in lst.kernels.values()
                for i, info in zip(k.instructions, k.infos) if not info.known}
     assert not unknown
 
 
-def test_occupancy_register_limit_from_ptxas_equals_nsight_compute(corpus):
+def test_occupancy_register_limit_from_ptxas_equals_nsight_compute(corpus, sass_tools):
     """sim.timing.occupancy.kernel_occupancy reads registers_allocated from the SASS compile: the
     register limit of every profiled launch (59) is ncu's launch__occupancy_limit_registers."""
-    _need_tools()
     import isa
     from sim.timing.occupancy import kernel_occupancy
 
