@@ -105,6 +105,9 @@ class KernelReport:
     call_notes: list[str] = field(default_factory=list)
     # generic memory instructions (own index) -> the state space their address was traced to
     resolved_spaces: dict[int, str] = field(default_factory=dict)
+    #: thread executions per instruction index, measured by running the launch (:meth:`use_measured`)
+    measured: dict[int, int] | None = None
+    measured_by: str = ""
 
     def __post_init__(self) -> None:
         own = list(self.function.instructions)
@@ -115,6 +118,16 @@ class KernelReport:
             own.extend(sub.instructions)
             self._origin.extend((site, sub, j) for j in range(len(sub.instructions)))
         self._instructions = own
+
+    def use_measured(self, threads_by_instruction: dict[int, int], by: str = "the functional simulator") -> None:
+        """Take the execution counts of a run of this launch (``sim.run_kernel``'s
+        ``stats['threads_by_instruction']``) instead of the estimates: every dynamic figure becomes
+        measured (``basis: 'measured'``), none rests on a guess. Instructions of called functions
+        counted at their call sites keep their per-call estimate times the measured site count."""
+        if self.threads is None:
+            raise InputError("measured counts need the launch's grid and block")
+        self.measured = {int(k): int(v) for k, v in threads_by_instruction.items()}
+        self.measured_by = by
 
     # ---- static -----------------------------------------------------------------------------
 
@@ -275,9 +288,12 @@ class KernelReport:
 
     def instruction_counts(self) -> list[float]:
         """Per-thread executions of every instruction (a called function's: its executions per
-        call times the executions of the call site)."""
+        call times the executions of the call site; the launch's average when measured)."""
         counts = self.estimate.counts
-        out = [counts.get(self.cfg.block_of_index[k], 0.0) for k in range(self._own)]
+        if self.measured is not None:
+            out = [self.measured.get(k, 0) / self.threads for k in range(self._own)]
+        else:
+            out = [counts.get(self.cfg.block_of_index[k], 0.0) for k in range(self._own)]
         for site, sub in self.inlined:
             c = out[site]
             out.extend(c * x for x in sub.instruction_counts())
@@ -285,7 +301,8 @@ class KernelReport:
 
     def instruction_exact(self) -> list[bool]:
         ex = self.estimate.exact
-        out = [ex.get(self.cfg.block_of_index[k], False) for k in range(self._own)]
+        out = [True] * self._own if self.measured is not None else \
+            [ex.get(self.cfg.block_of_index[k], False) for k in range(self._own)]
         for site, sub in self.inlined:
             e = out[site]
             out.extend(e and x for x in sub.instruction_exact())
@@ -313,8 +330,8 @@ class KernelReport:
         """Per-thread and (with a launch shape) whole-launch estimates, each marked exact or not."""
         counts = self.instruction_counts()
         exact = self.instruction_exact()
-        loops_exact = all(li.exact for li in self.estimate.loops.values()
-                          if self.estimate.counts.get(li.header, 0) > 0)
+        loops_exact = self.measured is not None or all(
+            li.exact for li in self.estimate.loops.values() if self.estimate.counts.get(li.header, 0) > 0)
         all_exact = all(exact) and loops_exact
         flops: Counter[str] = Counter()
         int_ops: Counter[str] = Counter()
@@ -380,12 +397,15 @@ class KernelReport:
             "mix_exact": {k: k not in mix_inexact for k in sorted(mix)},
             "units": {k: _num(v * scale) for k, v in sorted(units.items())},
             "work_by_kind": {k: _num(v * scale) for k, v in sorted(by_kind.items())},
-            "notes": list(dict.fromkeys(self.estimate.notes + self._work_notes() + self.call_notes)),
-            "missing_params": sorted(self.estimate.missing_params),
+            "notes": ([f"counts measured: this launch run on {self.measured_by}"] + self.call_notes
+                      if self.measured is not None
+                      else list(dict.fromkeys(self.estimate.notes + self._work_notes() + self.call_notes))),
+            "missing_params": [] if self.measured is not None else sorted(self.estimate.missing_params),
             "assumed_iterations": self.estimate.assumed_iterations,
             # what every inexact figure above rests on, and what would make it exact
-            "basis": "exact" if all_exact else "estimate",
-            "guesses": [g for g in self.estimate.guesses],
+            "basis": ("measured" if all_exact else "measured; called functions estimated per call")
+            if self.measured is not None else "exact" if all_exact else "estimate",
+            "guesses": [] if self.measured is not None else [g for g in self.estimate.guesses],
             "totals": (f"per launch: {threads:,} threads (grid {'x'.join(map(str, self.launch.grid))}, block "
                        f"{'x'.join(map(str, self.launch.block))})" if threads else
                        ("per core (one program per core)" if self.module.isa == "ascend" else
@@ -484,6 +504,43 @@ class KernelReport:
         return [{"line": self.instructions[k].span.line, "instruction": self.instructions[k].full_opcode}
                 for k in o.nearest]
 
+    def shape_work(self) -> dict | None:
+        """An Ascend-like kernel's work from the shapes its ``.meta`` header records (as
+        ``kernlens generate`` writes it): ``{"op", "flops" | "int_ops", "global_bytes", "per",
+        "rule", "bytes_rule"}`` for the whole launch, or None (no ``.meta``, or an op without a
+        rule). Its count operands sit in registers, so the per-instruction tables cannot say."""
+        if self.module.isa != "ascend":
+            return None
+        from sim.ascend.check import read_meta
+
+        meta = read_meta(self.module)
+        if not meta:
+            return None
+        size = {"f16": 2, "bf16": 2, "f32": 4, "s8": 1, "s32": 4}
+        op = meta.get("op")
+        try:
+            if op == "gemm":
+                m, n, k = int(meta["m"]), int(meta["n"]), int(meta["k"])
+                ain, cout = size[meta["dtype"]], size[str(meta.get("out", meta["dtype"]))]
+                key = "int_ops" if meta["dtype"] == "s8" else "flops"
+                return {"op": op, key: 2 * m * n * k, "rule": "2 x m x n x k (.meta)",
+                        "global_bytes": (m * k + k * n) * ain + m * n * cout,
+                        "bytes_rule": "A and B read and C written once each (.meta shapes): a lower bound on the "
+                                      "traffic, which `kernlens run` measures", "per": "launch"}
+            if op == "reduce":
+                rows, cols, s = int(meta["rows"]), int(meta["cols"]), size[meta["dtype"]]
+                return {"op": op, "flops": rows * (cols - 1), "rule": "rows x (cols - 1) (.meta)",
+                        "global_bytes": rows * cols * s + rows * s,
+                        "bytes_rule": "every input read and every result written once (.meta shapes)", "per": "launch"}
+            if op == "softmax":
+                rows, cols, s = int(meta["rows"]), int(meta["cols"]), size[meta["dtype"]]
+                return {"op": op, "flops": None, "rule": "no FLOP rule for softmax (exp, max, sum, divide differ)",
+                        "global_bytes": 2 * rows * cols * s,
+                        "bytes_rule": "every input read and every output written once (.meta shapes)", "per": "launch"}
+        except (KeyError, ValueError, TypeError):
+            return None
+        return None
+
     def to_json(self) -> dict:
         dyn = self.dynamic()
         shared = self.shared
@@ -519,6 +576,19 @@ class KernelReport:
         sass = self.sass_json()
         if sass is not None:
             out["sass"] = sass
+        if self.module.isa == "ascend":
+            # PTX-only facts (virtual registers, shared and local memory, spills) have no meaning here
+            for key in ("registers", "shared_bytes", "shared", "local_bytes", "spills"):
+                del out[key]
+            work = self.shape_work()
+            if work is not None:
+                out["work_from_meta"] = work
+                key = "int_ops" if "int_ops" in work else "flops"
+                out["flops"] = {"total": work.get("flops") or 0, "int_ops": work.get("int_ops", 0), "by_dtype": {},
+                                "per": "launch", "exact": work.get(key) is not None, "basis": ".meta shapes"}
+                out["bytes"] = {"global": work["global_bytes"], "per": "launch", "basis": work["bytes_rule"]}
+                ops = work.get(key)
+                out["intensity"] = ops / work["global_bytes"] if ops and work["global_bytes"] else None
         return out
 
 

@@ -50,7 +50,7 @@ PTX_LINES = ".nv_debug_ptx_txt"
 
 _TOKEN_NAMES = {
     "_NL": "end of line", "OFFSET": "offset (/*0010*/)", "OPCODE": "opcode (LDS.128)", "PRED": "predicate (P0)",
-    "NAME": "register or name", "NUMBER": "number", "SPECIALF": "+INF/QNAN", "PREFIX": "operand prefix (c, desc)",
+    "NAME": "register or name", "NUMBER": "number", "RELOC": "relocation (32@lo(...))", "SPECIALF": "+INF/QNAN", "PREFIX": "operand prefix (c, desc)",
     "SUFFIX": "suffix (.reuse)", "TARGET": "branch target `(.L_x_0)", "LABEL": "label", "DIRECTIVE": "directive",
     "LINEINFO": "line-info comment", "FUNCTION_HEADER": "'Function : NAME'", "SEMICOLON": "';'", "COMMA": "','",
     "LSQB": "'['", "RSQB": "']'", "PLUS": "'+'", "MINUS": "'-'", "TILDE": "'~'", "VBAR": "'|'", "NOT": "'!'",
@@ -113,6 +113,10 @@ class _Builder(Transformer):
     def number(self, c):
         t = c[0]
         return _number(t.value, _span(self.file, t, self.dl))
+
+    def reloc(self, c):
+        t = c[0]
+        return ir.Expression(t.value, span=_span(self.file, t, self.dl))
 
     def special_float(self, c):
         t = c[0].value

@@ -17,7 +17,7 @@ from .occupancy import occupancy
 from .regs import registers_per_thread
 from .sm import SM, load_params, op_facts, sm_ctas
 from .stalls import Stalls
-from .schedule import block_orders, reorder
+from .schedule import block_orders, reorder, reorder_index
 from .streams import WarpStreams
 
 PER_SP = ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma")
@@ -83,13 +83,15 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     waves_sm0 = math.ceil(len(sm_ctas(ncta, sms, 0)) / k)
     scale = waves_sm0 / math.ceil(len(sim_ctas) / k) if sampled else 1.0
     per_sm = [[cta_streams(c) for c in lst] for lst in lists]
+    log = getattr(streams, "async_log", None)          # where the functional semantics completed async work
+    waits = log.by_warp(lambda w: reorder_index(streams.streams.get(w, []), orders)) if log is not None else None
 
     def replay(dram_latency):
         runs = []
-        for cl in per_sm:
+        for lst, cl in zip(lists, per_sm):
             sm = SM(facts, P, ctas_per_sm=k, warps_per_cta=wpc, l1_lines=l1_lines, l2_hit=h2, dram_bpc=dram_bpc,
                     l2_bpc=l2_bpc, trace=trace and not runs, leaders=leaders, dram_latency=dram_latency)
-            runs.append(sm.run(cl))
+            runs.append(sm.run(cl, ids=list(lst) if waits is not None else None, waits=waits))
         slow = max(runs, key=lambda r: r.cycles)
         return runs, slow, slow.cycles * scale
 

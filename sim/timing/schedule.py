@@ -235,22 +235,26 @@ def reorder(stream: list, orders: dict[int, tuple[int, ...]]) -> list:
     block put in the block's scheduled order."""
     if not orders or not stream:
         return stream
-    out = []
+    return [stream[i] for i in reorder_index(stream, orders)]
+
+
+def reorder_index(stream: list, orders: dict[int, tuple[int, ...]]) -> list[int]:
+    """The positions of ``stream`` in :func:`reorder`'s order (``reorder(s)[j] == s[index[j]]``)."""
+    out: list[int] = []
     i, n = 0, len(stream)
     while i < n:
         pc = stream[i][0]
-        order = orders.get(pc)
+        order = orders.get(pc) if orders else None
         if order is not None:
             m = len(order)
             if i + m <= n and stream[i + m - 1][0] == pc + m - 1 and \
                     all(stream[i + k][0] == pc + k for k in range(1, m - 1)):
-                seg = {rec[0]: rec for rec in stream[i:i + m]}
-                out.extend(seg[p] for p in order)
+                out.extend(i + (p - pc) for p in order)
                 i += m
                 continue
-        out.append(stream[i])
+        out.append(i)
         i += 1
     return out
 
 
-__all__ = ["block_orders", "reorder", "MAX_INFLIGHT_LOADS"]
+__all__ = ["block_orders", "reorder", "reorder_index", "MAX_INFLIGHT_LOADS"]

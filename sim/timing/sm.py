@@ -221,8 +221,15 @@ class SM:
                     c.popitem(last=False)
         return hits
 
-    def run(self, ctas: list[list[list]]) -> SMRun:
+    def run(self, ctas: list[list[list]], ids: list[int] | None = None, waits: dict | None = None) -> SMRun:
+        """Replay ``ctas`` (per CTA, per warp, the stream records). ``ids``: their launch CTA ids and
+        ``waits``: :meth:`sim.timing.completions.AsyncLog.by_warp` -- then every asynchronous wait
+        waits for the modelled completion of exactly the issues the functional semantics completed
+        there (commit groups are not counted here)."""
         f, L, P = self.f, self.P.lat, self.P
+        use_log = waits is not None and ids is not None
+        gw_of: list = []                  # per warp: global warp id (with the log)
+        adone: dict = {}                  # (global warp, position) of an async issue -> modelled completion
         mio_q, lg_q = P.pipes["mio_queue"], P.pipes["lg_queue"]
         l2_lat, dram_lat = L["global_l2"], self.dram_latency
         miss_extra = (1.0 - self.l2_hit) * (dram_lat - l2_lat)
@@ -274,6 +281,7 @@ class SM:
                 cta_of.append(c)
                 reg_t.append([0.0] * nregs)
                 reg_c.append([None] * nregs)
+                gw_of.append(ids[c] * self.wpc + w if use_log else None)
                 cpg.append([0.0, []])
                 wgg.append([0.0, []])
                 vdone.append({})
@@ -382,6 +390,9 @@ class SM:
                             vdone[g][pc] = d
                         if kind == "async_store":
                             cpg[g][0] = max(cpg[g][0], d)
+                            if use_log:
+                                k_ = (gw_of[g], ip[g])
+                                adone[k_] = max(adone.get(k_, 0.0), d)
                         else:
                             done, cause = max(done, d), "short_scoreboard"
                     elif space == "g":
@@ -405,6 +416,9 @@ class SM:
                                 d = s0 + L["global_l1"]
                             if kind == "async_load" or op.special is None and op.writes == ():
                                 cpg[g][0] = max(cpg[g][0], d)
+                                if use_log:
+                                    k_ = (gw_of[g], ip[g])
+                                    adone[k_] = max(adone.get(k_, 0.0), d)
                             else:
                                 done, cause = max(done, d), "long_scoreboard"
                         elif kind == "store":
@@ -426,6 +440,8 @@ class SM:
                 if sp_ == "wgmma":
                     s0 = gmma.reserve(t, op.arg)
                     wgg[g][0] = max(wgg[g][0], s0 + op.lat)
+                    if use_log:
+                        adone[(gw_of[g], ip[g])] = s0 + op.lat
                     done = t + 1.0
                 elif sp_ == "wg_commit":
                     wgg[g][1].append(wgg[g][0])
@@ -433,6 +449,8 @@ class SM:
                 elif sp_ == "cp_commit":
                     cpg[g][1].append(cpg[g][0])
                     cpg[g][0] = 0.0
+                elif sp_ in ("wg_wait", "cp_wait") and use_log:
+                    pass                 # the functional completions decide (below)
                 elif sp_ in ("wg_wait", "cp_wait"):
                     grp = wgg[g] if sp_ == "wg_wait" else cpg[g]
                     keep = int(op.arg)
@@ -448,6 +466,13 @@ class SM:
                     d = sq.drained_at(t)
                     if d > after:
                         after, after_cause = d, "membar"
+            if use_log:
+                deps = waits.get(gw_of[g])
+                deps = deps.get(ip[g]) if deps else None
+                if deps:
+                    w_ = max(adone.get(k_, 0.0) for k_ in deps)
+                    if w_ > after:
+                        after, after_cause = w_, ("gmma" if op.special == "wg_wait" else "long_scoreboard")
             if trace and len(slices) < 200000:
                 slices.append(Slice(f"SM 0 sub-partition {sp}", f"warp {g}", op.opcode, t, max(done, t + 1),
                                     "issue", {"line": op.line}))

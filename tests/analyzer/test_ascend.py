@@ -53,6 +53,35 @@ def test_unknown_machine_is_an_error_for_ascend_too(capsys):
     assert json.loads(capsys.readouterr().out)["kernels"][0]["dynamic"]["roofline"] is None
 
 
+def test_ascend_reports_use_the_meta_shapes_and_omit_ptx_only_fields(capsys):
+    """Issue 15: FLOPs and global bytes were 0 for a GEMM that `kernlens run` executes; registers,
+    shared and local memory (PTX-only) were printed."""
+    from analyzer.cli import main
+
+    path = str(EXAMPLES / "ascend" / "gemm_f16_256x192x320.asm")
+    assert main([path, "--format", "json"]) == 0
+    k = json.loads(capsys.readouterr().out)["kernels"][0]
+    for key in ("registers", "shared_bytes", "shared", "local_bytes", "spills"):
+        assert key not in k
+    w = k["work_from_meta"]
+    assert w["flops"] == 2 * 256 * 192 * 320 == 31_457_280
+    assert w["global_bytes"] == (256 * 320 + 320 * 192 + 256 * 192) * 2 == 385_024
+    assert k["flops"]["total"] == 31_457_280 and k["flops"]["basis"] == ".meta shapes"
+    assert k["bytes"]["global"] == 385_024 and abs(k["intensity"] - 31_457_280 / 385_024) < 1e-12
+    assert main([path]) == 0
+    text = capsys.readouterr().out
+    assert "FLOPs              31,457,280 per launch (2 x m x n x k (.meta))" in text
+    assert "global bytes       ≥ 385,024 per launch" in text
+    assert "registers" not in text and "shared memory" not in text and "local memory" not in text
+    # an s8 GEMM counts integer ops; a reduction rows x (cols - 1) adds
+    assert main([str(EXAMPLES / "ascend" / "gemm_s8_requant.asm"), "--format", "json"]) == 0
+    w = json.loads(capsys.readouterr().out)["kernels"][0]["work_from_meta"]
+    assert w["int_ops"] == 2 * 100 * 96 * 160 and w["global_bytes"] == 100 * 160 + 160 * 96 + 100 * 96
+    assert main([str(EXAMPLES / "ascend" / "reduce_sum_f16.asm"), "--format", "json"]) == 0
+    w = json.loads(capsys.readouterr().out)["kernels"][0]["work_from_meta"]
+    assert (w["flops"], w["global_bytes"]) == (300 * 999, 300 * 1000 * 2 + 300 * 2)
+
+
 def _mix_file(tmp_path):
     from tests.sim.ascend.test_mix import AIC, AIV, PARAMS
 
