@@ -731,14 +731,14 @@ def _calls_and_spaces(module, fn, infos, flow, launch, assumed_trips, stack, par
     from dataclasses import replace
 
     from .calls import MAX_CALL_DEPTH, AddressOrigins, call_arguments, call_target, function_bodies, \
-        generic_space_word
+        is_generic_access
 
     origins = AddressOrigins(fn, flow, module, param_spaces)
     resolved: dict[int, str] = {}
     unresolved = 0
     notes: list[str] = []
     for k, ins in enumerate(fn.instructions):
-        if generic_space_word(ins):
+        if is_generic_access(ins):
             sp = origins.space_of(k)
             if sp is None:
                 unresolved += 1
@@ -753,10 +753,18 @@ def _calls_and_spaces(module, fn, infos, flow, launch, assumed_trips, stack, par
                      f"state space are counted as generic")
     bodies = function_bodies(module)
     inlined = []
+    external: dict[str, int] = {}
+    indirect = 0
     for k, ins in enumerate(fn.instructions):
+        if ins.opcode != "call":
+            continue
         name = call_target(ins)
         callee = bodies.get(name) if name else None
         if callee is None:
+            if name is None:
+                indirect += 1
+            else:
+                external[name] = external.get(name, 0) + 1
             continue
         line = ins.span.line
         if name in stack:
@@ -776,6 +784,12 @@ def _calls_and_spaces(module, fn, infos, flow, launch, assumed_trips, stack, par
         inlined.append((k, sub))
         notes.extend(n for n in sub.call_notes if n not in notes)
         notes.extend(f"in {name} (called at line {line}): {n}" for n in sub.estimate.notes)
+    if indirect:
+        notes.append(f"{fn.name}: {indirect} indirect call(s) (through a register): the callee is not known here, "
+                     f"its body is not counted")
+    if external:
+        notes.append(f"{fn.name}: calls of functions without a body in this file ({', '.join(sorted(external))}) "
+                     f"are counted as the call only")
     if inlined:
         names = list(dict.fromkeys(sub.name for _, sub in inlined))
         notes.insert(0, f"{len(inlined)} call(s) of {', '.join(names)} counted through the callee bodies, "

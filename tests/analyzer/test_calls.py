@@ -164,3 +164,20 @@ def test_generic_accesses_resolve_where_the_address_is_known():
     assert r.classes["STORE_SHARED"] == 1 and r.classes["LOAD_SHARED"] == 1 and r.classes["STORE_GENERIC"] == 1
     assert r.classes["STORE_GLOBAL"] == 1 and r.classes["LOAD_GLOBAL"] == 1
     assert any("1 generic memory instruction(s) whose address is not traced" in n for n in r.dynamic()["notes"])
+
+
+def test_indirect_and_external_calls_are_said():
+    text = RECURSIVE.replace("  mov.u64 %rd2, sm;", """  {
+  .param .b32 c;
+  .param .b32 d;
+  st.param.b32 [c], 1;
+  call (d), %rd1, (c), proto;
+  call.uni (d), vprintf, (c);
+  }
+  mov.u64 %rd2, sm;""").replace(".visible .entry k", """.extern .func (.param .b32 r) vprintf(.param .b32 a);
+.visible .entry k""").replace("  .shared .align 4 .b32 sm[32];", """  .shared .align 4 .b32 sm[32];
+  proto: .callprototype (.param .b32 _) _ (.param .b32 _);""")
+    r = analyze_module(isa.loads(text, "calls.ptx"))[0]
+    notes = r.dynamic()["notes"]
+    assert "k: 1 indirect call(s) (through a register): the callee is not known here, its body is not counted" in notes
+    assert "k: calls of functions without a body in this file (vprintf) are counted as the call only" in notes
