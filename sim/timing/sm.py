@@ -84,6 +84,16 @@ class OpFacts:
     l1_bypass: bool = False     # .cg loads and cp.async.cg: cached in L2 only (PTX ISA 9.7.9.1), no L1 lookup
 
 
+def _releases(ins) -> bool:
+    """A ``.release``/``.acq_rel`` store or atomic: it drains the store buffers as a fence does, in the
+    functional relaxed memory (:mod:`sim.ptx.order`) and here (the same ordering table)."""
+    from isa.ptx.memorder import ordering
+    from isa.ptx.opcodes import split
+
+    c, mods = split(ins)
+    return ordering(c, mods).release
+
+
 def op_facts(state, P: H200Params) -> list[OpFacts]:
     """:class:`OpFacts` for every pc of a decoded launch (``sim.ptx`` launch state)."""
     from isa.semantics import Unit as U
@@ -149,6 +159,8 @@ def op_facts(state, P: H200Params) -> list[OpFacts]:
             elif fam == "wgmma.wait_group":
                 special = "wg_wait"
                 arg = float(ins.operands[0].value) if ins.operands and hasattr(ins.operands[0], "value") else 0.0
+        if special is None and fam in ("st", "atom", "red") and _releases(ins):
+            special = "membar"          # ptxas puts a MEMBAR before a release store or atomic (as for fences)
         out.append(OpFacts(ins.full_opcode, pipe, float(lat), cause, rd, wr, special, arg, ins.span.line,
                            "cg" in ins.modifiers))
     return out
