@@ -14,7 +14,8 @@ Management"), in its order (dimension 0 is the contiguous one):
 * ``dims`` (``globalDim``, elements), ``strides`` (``globalStrides``, bytes, for dimensions 1..rank-1;
   multiples of 16);
 * ``box`` (``boxDim``, at most 256 each), ``element_strides`` (``elementStrides``, 1..8);
-* ``interleave`` (only ``none`` is simulated), ``swizzle`` (none, 32B, 64B, 128B),
+* ``interleave`` (``none``, ``16B``, ``32B``: NC/8HWC8-style layouts whose dimension 0 is one
+  16- or 32-byte channel slice, :func:`_check_interleave`), ``swizzle`` (none, 32B, 64B, 128B),
   ``oob_fill`` (``zero``, or ``nan``: ``CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA``).
 
 A tile load reads, for box index ``j``, the element at ``coord[i] + j[i] * element_strides[i]`` in
@@ -53,6 +54,35 @@ FILL = {"zero": 0, "nan": 1}
 NAN_BITS = {2: 0x7FFF, 4: 0x7FFFFFFF, 8: 0x7FFFFFFFFFFFFFFF}
 _FLOAT = {6, 7, 8, 9, 10, 11, 12}
 _LAYOUT = struct.Struct("<IBBBBB7xQ5I4Q5I5I")      # 4+5+7+8+20+32+20+20 = 116 bytes
+
+
+#: interleave code -> bytes of one channel slice (PTX ISA 5.5.6 "Interleave layout": NC/8HWC8 with
+#: C8 in 16 bytes, NC/16HWC16 with C16 in 32 bytes)
+SLICE = {1: 16, 2: 32}
+
+
+def _check_interleave(bad, interleave, swizzle, r, es, dims, strides, box, ests, address):
+    """The rules an interleaved tiled map obeys.  Documented (CUDA driver API, cuTensorMapEncodeTiled; PTX
+    ISA 5.5.6): rank 3..5; ``32B`` needs swizzle ``32B``, a 32-byte aligned address and strides that are
+    multiples of 32.  Modelled (the ISA shows no other form, so the simulator refuses the others rather than
+    guess): dimension 0 is one channel slice (``dims[0]`` x element size = 16 or 32 bytes) and the box takes
+    the whole slice with element stride 1, so the box lands in shared memory as whole slices."""
+    sl = SLICE[INTERLEAVE[interleave]]
+    if r < 3:
+        bad(f"interleave {interleave} needs a tensor of rank 3 to 5 (PTX ISA: interleaved layouts are 3D, 4D "
+            f"and 5D), this one has rank {r}")
+    if interleave == "32B" and swizzle != "32B":
+        bad(f"interleave 32B needs swizzle 32B (cuTensorMapEncodeTiled), got swizzle {swizzle}")
+    if interleave == "32B" and any(s % 32 for s in strides):
+        bad(f"strides {list(strides)}: with interleave 32B they must be multiples of 32 bytes")
+    if interleave == "32B" and address % 32:
+        bad(f"address 0x{address:x}: with interleave 32B the tensor must be 32-byte aligned")
+    if dims[0] * es != sl:
+        bad(f"dims[0] is {dims[0]} elements of {es} bytes; with interleave {interleave} dimension 0 is one "
+            f"{sl}-byte channel slice ({sl // es} elements; pad the last slice with zeros)")
+    if box[0] != dims[0] or ests[0] != 1:
+        bad(f"box[0] {box[0]} with element stride {ests[0]}: with interleave {interleave} the simulator copies "
+            f"whole {sl}-byte slices (box[0] = {dims[0]}, element stride 1); partial slices are not simulated")
 
 
 @dataclass(frozen=True)
@@ -124,10 +154,14 @@ class TensorMap:
             if v not in tab:
                 bad(f"{k} {v!r} (known: {', '.join(tab)})")
         sw = SWIZZLE_CODE[swizzle]
-        if sw and box[0] * es > SWIZZLE[sw]:
-            bad(f"box[0] is {box[0] * es} bytes, more than the {swizzle} swizzle span")
-        if (box[0] * es) % 16 and INTERLEAVE[interleave] == 0:
-            bad(f"box[0] is {box[0] * es} bytes: the inner box dimension must be a multiple of 16 bytes")
+        il = INTERLEAVE[interleave]
+        if il == 0:
+            if sw and box[0] * es > SWIZZLE[sw]:
+                bad(f"box[0] is {box[0] * es} bytes, more than the {swizzle} swizzle span")
+            if (box[0] * es) % 16:
+                bad(f"box[0] is {box[0] * es} bytes: the inner box dimension must be a multiple of 16 bytes")
+        else:
+            _check_interleave(bad, interleave, swizzle, r, es, dims, strides, box, ests, int(address))
         if FILL[oob_fill] and code not in _FLOAT:
             bad("oob_fill 'nan' needs a floating-point element type")
         return cls(code, dims, strides, box, ests, INTERLEAVE[interleave], sw, FILL[oob_fill], int(address))
@@ -188,7 +222,8 @@ class TensorMap:
 
     def describe(self) -> str:
         sw = {0: "none", 1: "32B", 2: "64B", 3: "128B"}[self.swizzle]
-        return (f"{DTYPES[self.dtype][0]} dims {list(self.dims)} box {list(self.box)} swizzle {sw}"
+        il = f" interleave {SLICE[self.interleave]}B" if self.interleave else ""
+        return (f"{DTYPES[self.dtype][0]} dims {list(self.dims)} box {list(self.box)} swizzle {sw}{il}"
                 f"{' NaN fill' if self.oob_fill else ''}")
 
 

@@ -502,7 +502,8 @@ def _bulk_run(M, pc, ins, dst_space, src_space, dfn, sfn, size, mfn, name, sourc
 
 
 # ---------------------------------------------------------------------------------- TMA (tensor maps)
-limit("cp.async.bulk.tensor", "tile mode only: im2col, .multicast::cluster and interleaved tensor maps are not simulated")
+limit("cp.async.bulk.tensor", "tile mode only (interleaved 16B/32B maps of whole channel slices included): im2col and "
+      ".multicast::cluster are not simulated")
 
 
 @op("cp.async.bulk.tensor")
@@ -548,8 +549,6 @@ def _bulk_tensor(M, pc, ins, canon, ms, mods):
                     if t.rank != len(cfns):
                         raise M.error(f"{ins.full_opcode} gives {len(cfns)} coordinates; the tensor map has rank "
                                       f"{t.rank}", ins)
-                    if t.interleave:
-                        raise M.error(f"{ins.full_opcode}: interleaved tensor maps are not simulated", ins)
                     cache[key] = t
                 out_l.append(int(ln[j]))
                 out_m.append(t)

@@ -1,0 +1,163 @@
+"""TMA beyond plain tile mode: interleaved tensor maps (CU_TENSOR_MAP_INTERLEAVE_16B/32B) and
+``.multicast::cluster``.
+
+The expected values are written out here from the documented rules, not from the simulator:
+
+* PTX ISA 5.5.6 "Interleave layout": NC/8HWC8 (a C8 slice of 2-byte channels in 16 bytes) and
+  NC/16HWC16 (32 bytes); the tensor map's dimension 0 is the slice, and the box lands in shared
+  memory densely, dimension 0 fastest.
+* PTX ISA 5.5.7 "Swizzling Modes", 32-byte swizzle table: within each 128-byte shared line L the
+  16-byte cell c lands at position c ^ (L % 2) (the box starts 1024-byte aligned, base offset 0).
+* cuTensorMapEncodeTiled: interleave needs rank >= 3, interleave 32B needs swizzle 32B and strides
+  that are multiples of 32 bytes.
+* Tile stores write the box's in-bound elements only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import isa
+import sim
+from isa.errors import InputError
+from sim import launch as L
+from sim.ptx.tensormap import TensorMap, TensorMapArg
+
+# load a 512-byte 3-d box at {0, x, y} into shared memory, wait on the mbarrier, copy it word by word
+# to `out` (thread t copies word t), then store the shared box back through `dst` at the same coordinates
+KERNEL = """
+.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .align 64 .b8 k_src[128], .param .align 64 .b8 k_dst[128], .param .u64 k_out,
+                  .param .u32 k_x, .param .u32 k_y)
+{
+    .reg .pred %p<4>;
+    .reg .b16 %rs<2>;
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<8>;
+    .shared .align 1024 .b8 box[512];
+    .shared .align 8 .b64 bar;
+    mov.b64 %rd1, k_src;
+    cvta.param.u64 %rd1, %rd1;
+    mov.b64 %rd5, k_dst;
+    cvta.param.u64 %rd5, %rd5;
+    ld.param.u64 %rd2, [k_out];
+    cvta.to.global.u64 %rd2, %rd2;
+    ld.param.u32 %r8, [k_x];
+    ld.param.u32 %r9, [k_y];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, box;
+    mov.u32 %r3, bar;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 mbarrier.init.shared::cta.b64 [%r3], 1;
+    fence.proxy.async.shared::cta;
+    bar.sync 0;
+    mov.u32 %r4, 0;
+    @%p1 mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r3], BYTES;
+    @%p1 LOADOP
+LOOP:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r3], 0;
+    @!%p2 bra LOOP;
+    shl.b32 %r5, %r1, 2;
+    add.s32 %r6, %r2, %r5;
+    ld.shared.u32 %r7, [%r6];
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    st.global.u32 [%rd4], %r7;
+    bar.sync 0;
+    @%p1 cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%rd5, {%r4, %r8, %r9}], [%r2];
+    @%p1 cp.async.bulk.commit_group;
+    @%p1 cp.async.bulk.wait_group 0;
+    ret;
+}
+"""
+TILE_LOAD = ("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes "
+             "[%r2], [%rd1, {%r4, %r8, %r9}], [%r3];")
+
+
+def _swizzle32(lin: np.ndarray) -> np.ndarray:
+    """The ISA's 32-byte swizzle table applied to the dense box bytes ``lin``."""
+    out = np.empty_like(lin)
+    for L in range(lin.size // 128):
+        for c in range(8):
+            p = c ^ (L % 2)
+            out[L * 128 + p * 16: L * 128 + p * 16 + 16] = lin[L * 128 + c * 16: L * 128 + c * 16 + 16]
+    return out
+
+
+# name: interleave, swizzle, slice channels (f16), W, CS (slices), box W, box CS, x, y
+CASES = {
+    "il16_none": ("16B", "none", 8, 6, 5, 4, 8, -1, -2),
+    "il16_sw32": ("16B", "32B", 8, 6, 5, 4, 8, 3, 1),
+    "il32_sw32": ("32B", "32B", 16, 5, 3, 4, 4, 2, -1),
+}
+
+
+def _run(name, load=TILE_LOAD, mask=None):
+    il, sw, C, W, CS, bw, bcs, x, y = CASES[name]
+    # NC/xHWCx with N = H = 1 folded away: array [CS][W][C], C the slice (dimension 0)
+    src = ((np.arange(CS * W * C) % 1500) * 0.5 + 1).astype(np.float16).reshape(CS, W, C)
+    dst = np.full_like(src, np.float16(-7.0))
+    out = np.full(128, 0xEEEEEEEE, np.uint32)
+    ms = TensorMapArg(src, TensorMap.tiled("f16", [C, W, CS], [C, bw, bcs], interleave=il, swizzle=sw), "src")
+    md = TensorMapArg(dst, TensorMap.tiled("f16", [C, W, CS], [C, bw, bcs], interleave=il, swizzle=sw), "dst")
+    nb = C * 2 * bw * bcs
+    assert nb == 512
+    mod = isa.loads(KERNEL.replace("LOADOP", load).replace("BYTES", str(nb)))
+    r = sim.run_kernel(mod, "k", 1, 128, [ms, md, out, np.uint32(x & 0xFFFFFFFF), np.uint32(y & 0xFFFFFFFF)])
+    return r, src, dst, out
+
+
+def _want(name):
+    il, sw, C, W, CS, bw, bcs, x, y = CASES[name]
+    src = ((np.arange(CS * W * C) % 1500) * 0.5 + 1).astype(np.float16).reshape(CS, W, C).view(np.uint16)
+    box = np.zeros((bcs, bw, C), np.uint16)
+    dst = np.full((CS, W, C), np.float16(-7.0)).view(np.uint16)
+    for j2 in range(bcs):
+        for j1 in range(bw):
+            w, cs = x + j1, y + j2
+            if 0 <= w < W and 0 <= cs < CS:
+                box[j2, j1] = src[cs, w]
+                dst[cs, w] = src[cs, w]
+    lin = box.reshape(-1).view(np.uint8)
+    shared = _swizzle32(lin) if sw == "32B" else lin
+    return shared.view(np.uint32), dst
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_interleaved_tensor_maps_load_and_store_whole_slices(name):
+    r, src, dst, out = _run(name)
+    assert r.problems == []
+    want_out, want_dst = _want(name)
+    assert (out == want_out).all(), f"{(out != want_out).sum()} shared words differ"
+    assert (dst.view(np.uint16) == want_dst).all()
+    assert (want_out != 0).sum() > 16 and (want_out == 0).sum() > 0     # both in-bound and zero-filled words
+
+
+def test_interleave_rules_are_checked_with_a_clear_launch_spec_error():
+    tiled = TensorMap.tiled
+    with pytest.raises(InputError, match="interleave 32B needs swizzle 32B"):
+        tiled("f16", [16, 4, 4], [16, 4, 4], interleave="32B", swizzle="none")
+    with pytest.raises(InputError, match="rank 3 to 5"):
+        tiled("f16", [8, 4], [8, 4], interleave="16B")
+    with pytest.raises(InputError, match="multiples of 32"):
+        tiled("f16", [16, 3, 4], [16, 3, 4], strides=[48, 144], interleave="32B", swizzle="32B")
+    with pytest.raises(InputError, match="32-byte aligned"):
+        tiled("f16", [16, 4, 4], [16, 4, 4], interleave="32B", swizzle="32B", address=0x1010)
+    with pytest.raises(InputError, match="one 16-byte channel slice"):
+        tiled("f16", [16, 4, 4], [16, 4, 4], interleave="16B")
+    with pytest.raises(InputError, match="partial slices are not simulated"):
+        tiled("f16", [8, 4, 4], [4, 4, 4], interleave="16B")
+    # without interleave the inner box must still be a multiple of 16 bytes
+    with pytest.raises(InputError, match="multiple of 16 bytes"):
+        tiled("f16", [8, 4, 4], [4, 4, 4])
+    # the same rules in a launch spec, with the parameter named
+    base = {"grid": 1, "block": 32, "buffers": [{"buffer": "A", "dtype": "f16", "shape": [4, 4, 16]}]}
+    with pytest.raises(InputError, match="a_desc.*needs swizzle 32B"):
+        L.parse_launch(dict(base, args=[{"tensor_map": "a_desc", "of": "A", "box": [16, 4, 4], "interleave": "32B"}]))
+    spec = L.parse_launch(dict(base, args=[{"tensor_map": "a_desc", "of": "A", "box": [16, 2, 2], "interleave": "32B",
+                                            "swizzle": "32B"}]))
+    t = spec.args[0].tensor_map(spec.buffers[0])
+    assert t.interleave == 2 and TensorMap.decode(t.encode()) == t
