@@ -502,8 +502,8 @@ def _bulk_run(M, pc, ins, dst_space, src_space, dfn, sfn, size, mfn, name, sourc
 
 
 # ---------------------------------------------------------------------------------- TMA (tensor maps)
-limit("cp.async.bulk.tensor", "tile mode only (interleaved 16B/32B maps of whole channel slices included): im2col and "
-      ".multicast::cluster are not simulated")
+limit("cp.async.bulk.tensor", "tile mode only (interleaved 16B/32B maps of whole channel slices included): im2col is "
+      "not simulated; .multicast::cluster runs with ctaMask 0x1 only (every CTA is a cluster of one)")
 
 
 @op("cp.async.bulk.tensor")
@@ -517,8 +517,7 @@ def _bulk_tensor(M, pc, ins, canon, ms, mods):
     ops = list(ins.operands)
     if "im2col" in ms or any(m.startswith("im2col") for m in ms):
         return not_implemented(M, ins, "cp.async.bulk.tensor im2col mode (tile mode only)")
-    if any(m.startswith("multicast") for m in ms):
-        return not_implemented(M, ins, "cp.async.bulk.tensor multicast (one CTA per cluster only)")
+    multicast = any(m.startswith("multicast") for m in ms)
     k = next((i for i, o in enumerate(ops[:2]) if isinstance(o, ir.Address) and o.coords is not None), None)
     if k is None:
         raise M.error(f"{ins.full_opcode} needs a tensor-map operand [map, {{coordinates}}]", ins)
@@ -528,6 +527,12 @@ def _bulk_tensor(M, pc, ins, canon, ms, mods):
     cfns = [M.src(e, "s32", ins) for e in tm.coords.elements]
     _, sfn = M.address(ops[0 if load else 1], ins)          # the shared side
     mfn = M.address(ops[2], ins)[1] if load and len(ops) > 2 and isinstance(ops[2], ir.Address) else None
+    maskfn = None
+    if multicast:
+        if not load or mfn is None or len(ops) < 4:
+            raise M.error(f"{ins.full_opcode}: .multicast::cluster is a global -> shared copy with an mbarrier and "
+                          "a ctaMask operand: [dstMem], [tensorMap, {coordinates}], [mbar], ctaMask", ins)
+        maskfn = M.src(ops[3], "u16", ins)
     cache: dict[bytes, TensorMap] = {}
 
     def maps(lanes, sub):
@@ -564,6 +569,8 @@ def _bulk_tensor(M, pc, ins, canon, ms, mods):
         smem_all = np.broadcast_to(sfn(sub), (len(lanes),))
         pos = {int(l): i for i, l in enumerate(lanes)}
         ln_all, tms = maps(lanes, sub)
+        if maskfn is not None:
+            _multicast_mask(M, ins, np.broadcast_to(np.asarray(maskfn()).astype(np.int64), (M.T,))[ln_all])
         if mfn is not None:
             lanes_m, slots_m = _mbar_slots(M, pc, m, mfn, lanes)
             per = np.full(M.T, -1, np.int64)
@@ -617,6 +624,22 @@ def _bulk_tensor(M, pc, ins, canon, ms, mods):
                 A.issue(Op(canon, pc, ln, A.bulk_commits[ln].copy(), ("global", gidx.reshape(1, -1)), vals, reads))
                 M.bytes_store["global"] = M.bytes_store.get("global", 0) + len(ein) * es
     return run
+
+
+def _multicast_mask(M, ins, masks):
+    """``.multicast::cluster``: bit i of the 16-bit ctaMask names the CTA of %cluster_ctarank i, and the box
+    lands at the same CTA-relative offset of each one's shared memory, with complete_tx on the mbarrier at the
+    same offset in each (PTX ISA, cp.async.bulk.tensor).  The simulator runs every CTA as a cluster of one
+    (%cluster_nctarank = 1, rank 0), so the only mask it can honour is 0x1, which is the unicast copy; any
+    other mask names CTAs that do not exist here and is refused with the reason."""
+    bad = masks[(masks & 0xFFFF) != 1]
+    if len(bad):
+        m = int(bad[0]) & 0xFFFF
+        ranks = [i for i in range(16) if m >> i & 1]
+        what = "names no CTA" if not ranks else f"names the CTAs of cluster rank {ranks}"
+        raise M.error(f"{ins.full_opcode}: ctaMask 0x{m:x} {what}; the simulator runs every CTA as a cluster of "
+                      "one (%cluster_nctarank = 1, clusters of several CTAs are not simulated), so only ctaMask "
+                      "0x1 (this CTA) can run", ins)
 
 
 @op("prefetch", "prefetchu", "applypriority", "discard", "cp.async.bulk.prefetch", "cp.async.bulk.prefetch.tensor")

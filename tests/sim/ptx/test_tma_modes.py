@@ -20,7 +20,7 @@ import pytest
 
 import isa
 import sim
-from isa.errors import InputError
+from isa.errors import InputError, SimulationError
 from sim import launch as L
 from sim.ptx.tensormap import TensorMap, TensorMapArg
 
@@ -55,6 +55,7 @@ KERNEL = """
     fence.proxy.async.shared::cta;
     bar.sync 0;
     mov.u32 %r4, 0;
+    mov.b16 %rs1, MASK;
     @%p1 mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r3], BYTES;
     @%p1 LOADOP
 LOOP:
@@ -105,7 +106,7 @@ def _run(name, load=TILE_LOAD, mask=None):
     md = TensorMapArg(dst, TensorMap.tiled("f16", [C, W, CS], [C, bw, bcs], interleave=il, swizzle=sw), "dst")
     nb = C * 2 * bw * bcs
     assert nb == 512
-    mod = isa.loads(KERNEL.replace("LOADOP", load).replace("BYTES", str(nb)))
+    mod = isa.loads(KERNEL.replace("LOADOP", load).replace("BYTES", str(nb)).replace("MASK", str(1 if mask is None else mask)))
     r = sim.run_kernel(mod, "k", 1, 128, [ms, md, out, np.uint32(x & 0xFFFFFFFF), np.uint32(y & 0xFFFFFFFF)])
     return r, src, dst, out
 
@@ -161,3 +162,26 @@ def test_interleave_rules_are_checked_with_a_clear_launch_spec_error():
                                             "swizzle": "32B"}]))
     t = spec.args[0].tensor_map(spec.buffers[0])
     assert t.interleave == 2 and TensorMap.decode(t.encode()) == t
+
+
+# ------------------------------------------------------------------ .multicast::cluster
+MULTICAST_LOAD = ("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+                  "[%r2], [%rd1, {%r4, %r8, %r9}], [%r3], %rs1;")
+
+
+def test_multicast_to_this_cta_lands_the_box_and_completes_its_mbarrier():
+    # ctaMask 0x1 names cluster rank 0, the only CTA of a cluster of one: the box lands at dstMem of this
+    # CTA and complete_tx reaches its mbarrier (else the try_wait loop would never end)
+    r, src, dst, out = _run("il16_sw32", load=MULTICAST_LOAD, mask=1)
+    assert r.problems == []
+    want_out, want_dst = _want("il16_sw32")
+    assert (out == want_out).all() and (dst.view(np.uint16) == want_dst).all()
+
+
+@pytest.mark.parametrize("mask, says", [(3, r"ctaMask 0x3 names the CTAs of cluster rank \[0, 1\]"),
+                                        (0, "ctaMask 0x0 names no CTA")])
+def test_multicast_to_other_ctas_is_refused_with_the_reason(mask, says):
+    with pytest.raises(SimulationError, match=says + r".*cluster of one") as e:
+        _run("il16_none", load=MULTICAST_LOAD, mask=mask)
+    assert "not simulated" in str(e.value)
+    assert e.value.span.line == KERNEL.splitlines().index("    @%p1 LOADOP") + 1    # the copy's PTX line
