@@ -292,6 +292,8 @@ class InspectorApp(App):
         self._fresh.add(tab)
         if tab == "overview":
             self.query_one("#overview-body", Static).update(overview_markup(doc))
+            if doc.timeline is None:          # a timed run may come later (Timeline tab): show its point then
+                self._fresh.discard(tab)
         elif tab == "loops":
             self.query_one("#loop-tree", LoopTree).set_doc(doc)
         elif tab == "run":

@@ -84,6 +84,16 @@ class OpFacts:
     l1_bypass: bool = False     # .cg loads and cp.async.cg: cached in L2 only (PTX ISA 9.7.9.1), no L1 lookup
 
 
+def _releases(ins) -> bool:
+    """A ``.release``/``.acq_rel`` store or atomic: it drains the store buffers as a fence does, in the
+    functional relaxed memory (:mod:`sim.ptx.order`) and here (the same ordering table)."""
+    from isa.ptx.memorder import ordering
+    from isa.ptx.opcodes import split
+
+    c, mods = split(ins)
+    return ordering(c, mods).release
+
+
 def op_facts(state, P: H200Params) -> list[OpFacts]:
     """:class:`OpFacts` for every pc of a decoded launch (``sim.ptx`` launch state)."""
     from isa.semantics import Unit as U
@@ -149,6 +159,8 @@ def op_facts(state, P: H200Params) -> list[OpFacts]:
             elif fam == "wgmma.wait_group":
                 special = "wg_wait"
                 arg = float(ins.operands[0].value) if ins.operands and hasattr(ins.operands[0], "value") else 0.0
+        if special is None and fam in ("st", "atom", "red") and _releases(ins):
+            special = "membar"          # ptxas puts a MEMBAR before a release store or atomic (as for fences)
         out.append(OpFacts(ins.full_opcode, pipe, float(lat), cause, rd, wr, special, arg, ins.span.line,
                            "cg" in ins.modifiers))
     return out
@@ -174,6 +186,7 @@ class SMRun:
     l1_hit_sectors: float
     l1_load_sectors: float
     l2_sectors: float
+    l2_load_sectors: float      # of which loads (L1 misses)
     ctas: int
     warps: int
     cta_end: list
@@ -260,7 +273,7 @@ class SM:
         cta_end = [0.0] * len(ctas)
         cta_slot = []
         issued = 0
-        l1_hit = l1_tot = l2_sec = 0.0
+        l1_hit = l1_tot = l2_sec = l2_ld = 0.0
         trace = self.trace
         slices = [] if trace else None
         nxt = 0
@@ -409,6 +422,7 @@ class SM:
                             miss = cost * (n - h) / n
                             if miss > 0:
                                 l2_sec += miss
+                                l2_ld += miss
                                 s2 = l2.reserve(s0, miss * 32)
                                 sd = dram.reserve(s2, miss * 32 * (1.0 - self.l2_hit)) if self.l2_hit < 1 else s2
                                 d = s2 + l2_lat + miss_extra + (sd - s2)
@@ -524,7 +538,7 @@ class SM:
         busy["tensor_gmma"] = gmma.busy
         busy["l2_share"] = l2.busy
         busy["dram_share"] = dram.busy
-        return SMRun(cycles, issued, st, busy, l1_hit, l1_tot, l2_sec, len(ctas), len(streams), cta_end,
+        return SMRun(cycles, issued, st, busy, l1_hit, l1_tot, l2_sec, l2_ld, len(ctas), len(streams), cta_end,
                      slices or [])
 
     @staticmethod
