@@ -240,29 +240,42 @@ def _run(args: argparse.Namespace) -> int:
     dot = open_dot(args.cfg)
     points: list = []
     kinds: list = []
+
+    def emit(report) -> None:
+        nonlocal failed, precision
+        found.add(report.name)
+        failed = failed or any(not o.holds for o in report.outcomes)
+        if args.precision_mode is not None:
+            one = precision_mod.check([report], args.precision_mode, origin_dtype=args.origin_dtype)
+            precision = one if precision is None else _merge_precision(precision, one)
+        if dot is not None:
+            dot.write(report.cfg.to_dot(report.estimate.counts, f"{report.name}"))
+        if args.plot:
+            _plot_point(report, points, kinds)
+        out.streaming = progress.file is not None
+        out.add(report)
+        progress.step()
+
     try:
         for module in modules if modules is not None else _modules(args, want_sass, progress):
             fns = module.kernels
             if args.kernel:
                 fns = [fn for fn in module.functions if fn.name in args.kernel and fn.body is not None]
+            segments = []                    # Ascend: mix kernels are checked once, on both segments
             for fn in fns:
                 params = resolve(module, fn, given, strict=False)
                 used_params.update(k for k in given if _maps(module, fn, k))
                 report = analyze_function(module, fn, params=params, launch=launch,
                                           machine=args.machine, assumed_trips=args.assume_trips, sass=want_sass)
                 report.check(expectations)
-                found.add(report.name)
-                failed = failed or any(not o.holds for o in report.outcomes)
-                if args.precision_mode is not None:
-                    one = precision_mod.check([report], args.precision_mode, origin_dtype=args.origin_dtype)
-                    precision = one if precision is None else _merge_precision(precision, one)
-                if dot is not None:
-                    dot.write(report.cfg.to_dot(report.estimate.counts, f"{report.name}"))
-                if args.plot:
-                    _plot_point(report, points, kinds)
-                out.streaming = progress.file is not None
-                out.add(report)
-                progress.step()
+                if module.isa == "ascend" and expectations:
+                    segments.append(report)
+                else:
+                    emit(report)
+            if segments:
+                _check_mixes(module, segments, expectations)
+                for report in segments:
+                    emit(report)
             del module
             if modules is None:
                 gc.collect()                 # the batch's IR and reports (the collector is off in run())
@@ -290,6 +303,18 @@ def _run(args: argparse.Namespace) -> int:
     if precision and precision["violations"]:
         failed = True
     return 1 if failed else 0
+
+
+def _check_mixes(module, reports: list, expectations: list[Expectation]) -> None:
+    """Each ``.mix`` kernel's expectations once, on its cube and vector segments together."""
+    from isa.ascend.mix import mix_kernels
+
+    from .report import check_mix
+
+    by = {r.name: r for r in reports}
+    for name, (cube, vector) in mix_kernels(module).items():
+        if cube.name in by and vector.name in by:
+            check_mix(name, by[cube.name], by[vector.name], expectations)
 
 
 def open_dot(path):

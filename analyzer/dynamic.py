@@ -10,6 +10,11 @@ evaluates to a constant (immediates, ``--param`` values, the launch shape)::
         setp.ne.s32  %p6, %r29, 0;
         @%p6 bra     $L__BB0_4;             ; K/4 iterations for K % 4 == 0
 
+Where that closed form does not apply (unoptimised code tests through ``not.pred`` and carries the
+induction variable through copies, or steps it by shifts: ``for (off = 16; off > 0; off >>= 1)``
+under ``nvcc -G``), the exit test is run: its slice of integer registers is stepped from the values
+they have on entry until the test leaves the loop (``Estimator._stepped``).
+
 Branch conditions that evaluate to constants are followed exactly. Other branches are estimates:
 a branch to a block that only returns (a bounds check) is assumed not taken, and any other
 unknown branch splits 50/50. A loop whose trip count cannot be derived is assumed to run
@@ -165,8 +170,9 @@ class Estimator:
         setp = self.ins[k]
         cmp = _cmp_word(setp)
         if setp.opcode != "setp" or cmp is None or len(setp.operands) != 3:
-            return LoopInfo(trips=None, exact=False, reason=f"exit test is not a simple compare (line {setp.span.line})",
-                            **base)
+            return self._stepped(loop, b, branch_idx, stay_when_true, base) or \
+                LoopInfo(trips=None, exact=False, reason=f"exit test is not a simple compare (line {setp.span.line})",
+                         **base)
         t = _type(setp)
         if t and t[0] == "f":
             return LoopInfo(trips=None, exact=False, reason="floating-point exit test", **base)
@@ -195,8 +201,110 @@ class Estimator:
                             reason=f"{name} from {v0} step {step} while {c} {bound}" if stay_when_true
                             else f"{name} from {v0} step {step} until {c} {bound}",
                             induction=name, bound=btext if btext == str(bound) else f"{btext} = {bound}", **base)
-        return LoopInfo(trips=None, exact=False, reason=f"no induction variable in the exit test (line {setp.span.line})",
-                        **base)
+        return self._stepped(loop, b, branch_idx, stay_when_true, base) or \
+            LoopInfo(trips=None, exact=False, reason=f"no induction variable in the exit test (line {setp.span.line})",
+                     **base)
+
+    #: most iterations :meth:`_stepped` runs a loop's exit test through
+    STEP_LIMIT = 1 << 16
+
+    def _stepped(self, loop: Loop, exit_block: int, branch_idx: int, stay_when_true: bool, base: dict):
+        """The trip count found by running the loop's exit test, when the closed form does not
+        apply: code that is not optimised (``nvcc -G``, clang -O0) tests through ``not.pred`` and
+        carries the induction variable through copies (``mov %r3, %r14`` ... ``shr.s32 %r4, %r3, 1;
+        mov %r14, %r4``), or steps it by shifts or products.
+
+        The registers the exit predicate depends on inside the loop (its *slice*) must each have
+        one definition in the loop, of an integer operation :func:`_step_value` knows, and a
+        constant value on entry; the slice is then executed in program order from the header,
+        iteration by iteration (at most :data:`STEP_LIMIT`), until the test leaves the loop.
+        None when any of that does not hold."""
+        fn = self.cfg.fn
+        blocks = self.cfg.blocks
+        if not all(self.cfg.dominates(exit_block, lb) for lb in loop.latches):
+            return None
+        order = sorted(k for bb in loop.blocks for k in range(blocks[bb].start, blocks[bb].end))
+        h0 = blocks[loop.header].start
+        order = [k for k in order if k >= h0] + [k for k in order if k < h0]     # from the header on
+        in_loop = set(order)
+        br = self.ins[branch_idx]
+        slice_defs: dict[str, int] = {}
+        todo = [(fn.register_key(br.guard.register, br.scope), branch_idx)]
+        entry: dict[str, int] = {}
+        while todo:
+            key, at = todo.pop()
+            if key in slice_defs or key in entry:
+                continue
+            defs = self.flow.reaching(key, at)
+            inside = [d for d in defs if d in in_loop]
+            outside = [d for d in defs if d not in in_loop]
+            if len(inside) > 1 or not defs:
+                return None
+            if outside:
+                if len(outside) != 1:
+                    return None
+                v = self.flow.def_value(outside[0], key)
+                if v is None or isinstance(v, np.ndarray):
+                    return None
+                entry[key] = int(v)
+            if not inside:
+                if key not in entry:
+                    return None
+                continue
+            d = inside[0]
+            slice_defs[key] = d
+            ins = self.ins[d]
+            if _step_value(ins, {}) is _UNSUPPORTED or ins.guard is not None:
+                return None
+            db = self.cfg.block_of_index[d]              # it must run in every iteration
+            if not all(self.cfg.dominates(db, lb) for lb in loop.latches):
+                return None
+            for o in ins.operands[1:]:
+                if isinstance(o, Register) and o.component is None:
+                    todo.append((fn.register_key(o.name, ins.scope), d))
+                elif isinstance(o, Register):
+                    v = self.flow.operand_value(o, d)
+                    if v is None or isinstance(v, np.ndarray):
+                        return None
+        defs_in_order = [k for k in order if k in set(slice_defs.values())]
+        env: dict[str, int] = dict(entry)
+        stays = 0
+        pos = {k: i for i, k in enumerate(order)}
+        test_at = pos[branch_idx]
+        for _ in range(self.STEP_LIMIT):
+            for k in defs_in_order:
+                if pos[k] < test_at:
+                    if not self._apply(k, env):
+                        return None
+            g = env.get(fn.register_key(br.guard.register, br.scope))
+            if g is None:
+                return None
+            taken = bool(g) != br.guard.negated
+            inside_now = taken == (self.cfg.edge_kind.get((exit_block, self._inside_succ(loop, exit_block)))
+                                   == "taken")
+            if not inside_now:
+                return LoopInfo(trips=stays, exact=True,
+                                reason=f"exit test at line {br.span.line} run through the loop ({stays} times "
+                                       f"staying): its registers are stepped from their values on entry",
+                                **base)
+            stays += 1
+            for k in defs_in_order:
+                if pos[k] > test_at:
+                    if not self._apply(k, env):
+                        return None
+        return None
+
+    def _inside_succ(self, loop: Loop, b: int) -> int:
+        return next(s for s in self.cfg.succ[b] if s in loop.blocks)
+
+    def _apply(self, k: int, env: dict[str, int]) -> bool:
+        ins = self.ins[k]
+        v = _step_value(ins, env, lambda o: self.flow.operand_value(o, k), self.cfg.fn)
+        if v is None or v is _UNSUPPORTED:
+            return False
+        for key in self.flow.dests[k][:1]:
+            env[key] = v
+        return True
 
     def _missing_for(self, loop: Loop, at: int, ops) -> set[str]:
         """Parameters without a value that the operands of a loop test depend on."""
@@ -510,6 +618,58 @@ class Estimator:
             if out[i] < 0:
                 out[i] = 0.0
         return out
+
+
+_UNSUPPORTED = object()
+
+_STEP_OPS = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "shl": lambda a, b: a << b, "shr": lambda a, b: a >> b, "and": lambda a, b: a & b,
+    "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b, "min": min, "max": max,
+}
+
+
+def _step_value(ins, env: dict, const=None, fn=None):
+    """The integer (or predicate) an instruction of a loop's exit slice computes from ``env``
+    (register key -> value); :data:`_UNSUPPORTED` for an operation it does not model (also when
+    called with an empty ``env`` and no ``const``: the check of the opcode alone)."""
+    from .dataflow import _CMP, _UNSIGNED_CMP, _wrap
+
+    op, mods = ins.opcode, ins.modset
+    t = _type(ins)
+    known = op in ("mov", "cvt", "not", "setp") or op in _STEP_OPS
+    if not known or (t and t[0] == "f") or (op == "mul" and "lo" not in mods and "wide" not in mods):
+        return _UNSUPPORTED
+    if const is None:
+        return None
+
+    def val(o):
+        if isinstance(o, Register) and o.component is None:
+            key = fn.register_key(o.name, ins.scope)
+            if key in env:
+                return env[key]
+        v = const(o)
+        return None if v is None or isinstance(v, np.ndarray) else v
+
+    args = [val(o) for o in ins.operands[1:]]
+    if any(a is None for a in args):
+        return None
+    if op in ("mov", "cvt"):
+        return _wrap(int(args[0]), t) if t != "pred" else bool(args[0])
+    if op == "not":
+        return (not args[0]) if t == "pred" else _wrap(~int(args[0]), t)
+    if op == "setp":
+        cmp = next((m for m in ins.modifiers if m in _CMP), None)
+        if cmp is None or len(args) < 2:
+            return None
+        a, b = (int(x) for x in args[:2])
+        if cmp in _UNSIGNED_CMP:
+            bits = int("".join(ch for ch in (t or "u64") if ch.isdigit()) or 64)
+            a, b, cmp = a % (1 << bits), b % (1 << bits), _UNSIGNED_CMP[cmp]
+        return bool(_CMP[cmp](a, b))
+    if len(args) < 2:
+        return None
+    return _wrap(_STEP_OPS[op](int(args[0]), int(args[1])), t)
 
 
 def _text(op) -> str:

@@ -195,3 +195,37 @@ def point_from_dynamic(label: str, dyn: dict, seconds: float | None = None, stat
         return RooflinePoint(label, float(intensity), work / seconds, status)
     rate = roof.get("attainable_ops_per_s")
     return RooflinePoint(label, float(intensity), float(rate), status) if rate else None
+
+
+def work_by_kind(infos, thread_counts, scale: float = 1.0) -> dict[str, float]:
+    """Operations of a run by the kind of peak they run at (:func:`analyzer.machine.work_kind`):
+    ``infos`` the instructions' semantics (``isa.semantics.describe``), ``thread_counts`` how many
+    threads executed each (the functional simulator's exact per-pc counts), times ``scale`` (a
+    sampled timing run's launch CTAs over the CTAs it ran). FLOPs and integer OPs of an instruction
+    of warp or warpgroup scope count once per warp or warpgroup, as the analyzer counts them."""
+    from .machine import work_kind
+    from .report import _SCOPE_DIV as div
+
+    out: dict[str, float] = {}
+    for info, n in zip(infos, thread_counts):
+        if not n or info is None:
+            continue
+        ops = (info.flops or 0) + (info.int_ops or 0)
+        if not ops:
+            continue
+        kind = work_kind(info.family, info.unit.value, info.in_dtype)
+        out[kind] = out.get(kind, 0.0) + ops * n / div[info.scope] * scale
+    return out
+
+
+def point_from_timing(label: str, timing: dict):
+    """The *modelled* point of a timed run (``result.timing`` of ``timing="h200"``): its work
+    (``timing["work"]``, :func:`work_by_kind`) over the modelled DRAM bytes (read + written) and the
+    modelled time. ``None`` when the run does no counted work or moves no DRAM bytes."""
+    work = sum((timing.get("work") or {}).values())
+    mem = timing.get("memory") or {}
+    dram = (mem.get("dram_bytes_read") or 0.0) + (mem.get("dram_bytes_write") or 0.0)
+    seconds = timing.get("seconds") or 0.0
+    if not work or not dram or seconds <= 0:
+        return None
+    return RooflinePoint(label, work / dram, work / seconds, "modelled")

@@ -53,8 +53,6 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
         summary = Table(show_header=False, box=None, pad_edge=False)
         summary.add_column(style="bold")
         summary.add_column()
-        regs = data["registers"]
-        shared = data["shared"]
         est = "" if dyn["exact"] else "≈ "        # an estimate is marked beside every number it touches
         summary.add_row("totals", dyn["totals"])
         summary.add_row("instructions", f"{len(r.instructions)} static, {est}{_fmt(dyn['instructions']['value'])} executed "
@@ -66,18 +64,23 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
             + (f"{li['iterations']} iterations" if li["iterations"] is not None
                else f"iterations unknown (assumed {dyn['assumed_iterations']})")
             for li in data["loops"]) or "none")
-        summary.add_row("registers", f"{regs['virtual_32bit']} virtual 32-bit, {regs['predicates']} predicates")
-        summary.add_row("shared memory", f"{shared['static_bytes']} B static" + (" + dynamic" if shared["dynamic"] else ""))
-        summary.add_row("local memory", f"{data['local_bytes']} B, {data['spills']['static']} spill instructions")
-        flops = dyn["flops"]
-        summary.add_row("FLOPs", f"{'' if flops['exact'] else '≈ '}{_fmt(flops['value'])} per {dyn['per']} "
-                        + ", ".join(f"{k} {_fmt(v)}" for k, v in flops["by_dtype"].items()))
-        if dyn["int_ops"]["value"]:
-            summary.add_row("integer ops", f"{est}{_fmt(dyn['int_ops']['value'])} "
-                            + ", ".join(f"{k} {_fmt(v)}" for k, v in dyn["int_ops"]["by_dtype"].items()))
-        gb = dyn["bytes"].get("global", {}).get("value", 0)
-        summary.add_row("global bytes", f"{est}{_fmt(gb)} per {dyn['per']}")
-        summary.add_row("intensity", f"{est}{_fmt(dyn['intensity']['value'])} FLOP/B")
+        if data["isa"] == "ascend":      # no registers, shared or local memory; work from the .meta shapes
+            _ascend_work(summary, data, est)
+        else:
+            regs = data["registers"]
+            shared = data["shared"]
+            summary.add_row("registers", f"{regs['virtual_32bit']} virtual 32-bit, {regs['predicates']} predicates")
+            summary.add_row("shared memory", f"{shared['static_bytes']} B static" + (" + dynamic" if shared["dynamic"] else ""))
+            summary.add_row("local memory", f"{data['local_bytes']} B, {data['spills']['static']} spill instructions")
+            flops = dyn["flops"]
+            summary.add_row("FLOPs", f"{'' if flops['exact'] else '≈ '}{_fmt(flops['value'])} per {dyn['per']} "
+                            + ", ".join(f"{k} {_fmt(v)}" for k, v in flops["by_dtype"].items()))
+            if dyn["int_ops"]["value"]:
+                summary.add_row("integer ops", f"{est}{_fmt(dyn['int_ops']['value'])} "
+                                + ", ".join(f"{k} {_fmt(v)}" for k, v in dyn["int_ops"]["by_dtype"].items()))
+            gb = dyn["bytes"].get("global", {}).get("value", 0)
+            summary.add_row("global bytes", f"{est}{_fmt(gb)} per {dyn['per']}")
+            summary.add_row("intensity", f"{est}{_fmt(dyn['intensity']['value'])} FLOP/B")
         sass = data.get("sass")
         if sass and sass.get("available"):
             summary.add_row("SASS", f"{sass['instructions']} instructions; {sass['registers']} registers "
@@ -115,6 +118,12 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
             console.print(_opcode_table("SASS opcodes", sass["opcodes"]))
         elif sass:
             console.print(f"note: SASS: {sass['note']}", markup=False)
+        if r.outcomes and r.outcomes[0].parts:
+            console.print(f"mix kernel '{r.mix_of}': expectations checked once, on both code segments "
+                          f"({' + '.join(p.name for p, _ in r.outcomes[0].parts)})", markup=False)
+        elif r.mix_of is not None and not r.outcomes:
+            console.print(f"mix kernel '{r.mix_of}': its expectations are checked with its cube segment",
+                          markup=False)
         if r.outcomes:
             ex = Table(title="expectations", title_justify="left")
             ex.add_column("expectation")
@@ -135,6 +144,24 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
             console.print(f"precision: complies with {precision['mode']} "
                           f"({precision['checked']} arithmetic instructions checked)", markup=False)
     return console.getvalue()
+
+
+def _ascend_work(summary, data: dict, est: str) -> None:
+    """An Ascend-like kernel's FLOPs, global bytes and intensity for the launch, from its ``.meta``
+    shapes (the per-core counts above cannot see work held in register operands)."""
+    w = data.get("work_from_meta")
+    if w is None:
+        summary.add_row("work", "unknown: no .meta header with the shapes (`kernlens run` measures the kernel)")
+        return
+    if w.get("int_ops") is not None:
+        summary.add_row("integer ops", f"{_fmt(w['int_ops'])} per launch ({w['rule']})")
+    else:
+        summary.add_row("FLOPs", f"{_fmt(w['flops'])} per launch ({w['rule']})" if w.get("flops") is not None
+                        else w["rule"])
+    summary.add_row("global bytes", f"≥ {_fmt(w['global_bytes'])} per launch ({w['bytes_rule']})")
+    if data.get("intensity") is not None:
+        unit = "op/B" if w.get("int_ops") is not None else "FLOP/B"
+        summary.add_row("intensity", f"≤ {_fmt(data['intensity'])} {unit} (work / the lower bound on bytes)")
 
 
 def _opcode_table(title: str, opcodes: dict[str, int], shown: int = 25):
@@ -201,21 +228,21 @@ def sarif_results(r: KernelReport) -> list[dict]:
         if o.holds:
             continue
         rule = "KL002" if o.expectation.text.startswith("--forbid") else "KL001"
-        shown = (o.matches or o.nearest)[:5]
-        # sass: outcomes point at the PTX lines their SASS instructions came from (-lineinfo)
-        lines = [ln for ln in r._expectation_lines(o, shown) if ln > 0] or [r.function.span.line]
+        # sass: outcomes point at the PTX lines their SASS instructions came from (-lineinfo); a mix
+        # kernel's, at the instructions of both its code segments
+        shown = [(rr, k, rr._expectation_lines(o, [k])[0]) for rr, k in r.shown(o)]
+        lines = [ln for _, _, ln in shown if ln > 0] or [r.function.span.line]
         related = []
-        for n, k in enumerate(shown[1:], 1):                # the first is the result's own location
-            ln = r._expectation_lines(o, [k])[0]
-            text = r.sass.where(k) if o.level == "sass" else r.where(k)
-            related.append({"id": n, **_location(r.path, ln or r.function.span.line, r.name),
+        for n, (rr, k, ln) in enumerate(shown[1:], 1):      # the first is the result's own location
+            text = rr.sass.where(k) if o.level == "sass" else rr.where(k)
+            related.append({"id": n, **_location(rr.path, ln or rr.function.span.line, rr.name),
                             "message": {"text": text}})
         results.append({
             "ruleId": rule, "level": "error",
             "message": {"text": o.message(r)},
             "locations": [_location(r.path, lines[0], r.name)],
             "relatedLocations": related,
-            "properties": {"kernel": r.name, "expectation": str(o.expectation), "found": o.found,
+            "properties": {"kernel": o.mix or r.name, "expectation": str(o.expectation), "found": o.found,
                            "level": o.level, "instructions": "nearest" if not o.matches else "matching"},
         })
     spills = r.matching("SPILL")

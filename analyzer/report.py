@@ -44,9 +44,28 @@ class Outcome:
     matches: list[int] = field(default_factory=list)     # instruction indices that match
     nearest: list[int] = field(default_factory=list)     # closest candidates when it fails
     level: str = "ptx"                                   # 'sass': indices into the kernel's SASS
+    # a mix kernel's outcome (check_mix): its name and, per code segment, the segment's report and
+    # outcome (found, matches and nearest there); found is their sum
+    mix: str | None = None
+    parts: tuple = ()
 
     def message(self, report: "KernelReport") -> str:
         e = self.expectation
+        if self.parts:
+            halves = ", ".join(f"{r.name} {o.found}" for r, o in self.parts)
+            head = (f"mix kernel '{self.mix}': expected {e.name} {e.op} {e.count}, found {self.found} ({halves})"
+                    + (f" (from {e.text})" if e.text.startswith("--") else ""))
+            if self.holds:
+                return head
+            lines = [head]
+            for r, o in self.parts:
+                shown = o.nearest if not self.found else o.matches
+                if shown:
+                    lines.append(f"  {'nearest' if not self.found else 'matching'} instructions in {r.name}:")
+                    lines += ["    " + r.where(k) for k in shown[:5]]
+            if len(lines) == 1:
+                lines.append("  no similar instructions in this kernel")
+            return "\n".join(lines)
         head = (f"kernel '{report.name}': expected {e.name} {e.op} {e.count}, found {self.found}"
                 + (f" (from {e.text})" if e.text.startswith("--") else ""))
         if self.holds:
@@ -77,6 +96,8 @@ class KernelReport:
     # the SASS ptxas made of the kernel (``analyze_function(..., sass=True)``), or why there is none
     sass: object | None = None
     sass_note: str | None = None
+    # the mix kernel (``.mix``) this report is a code segment of, where it is one (check_mix)
+    mix_of: str | None = None
     # the bodies of the device functions this function calls, counted at their call sites:
     # (index of the call instruction, the callee's report with its own calls inlined in turn)
     inlined: list[tuple[int, "KernelReport"]] = field(default_factory=list)
@@ -84,6 +105,9 @@ class KernelReport:
     call_notes: list[str] = field(default_factory=list)
     # generic memory instructions (own index) -> the state space their address was traced to
     resolved_spaces: dict[int, str] = field(default_factory=dict)
+    #: thread executions per instruction index, measured by running the launch (:meth:`use_measured`)
+    measured: dict[int, int] | None = None
+    measured_by: str = ""
 
     def __post_init__(self) -> None:
         own = list(self.function.instructions)
@@ -94,6 +118,16 @@ class KernelReport:
             own.extend(sub.instructions)
             self._origin.extend((site, sub, j) for j in range(len(sub.instructions)))
         self._instructions = own
+
+    def use_measured(self, threads_by_instruction: dict[int, int], by: str = "the functional simulator") -> None:
+        """Take the execution counts of a run of this launch (``sim.run_kernel``'s
+        ``stats['threads_by_instruction']``) instead of the estimates: every dynamic figure becomes
+        measured (``basis: 'measured'``), none rests on a guess. Instructions of called functions
+        counted at their call sites keep their per-call estimate times the measured site count."""
+        if self.threads is None:
+            raise InputError("measured counts need the launch's grid and block")
+        self.measured = {int(k): int(v) for k, v in threads_by_instruction.items()}
+        self.measured_by = by
 
     # ---- static -----------------------------------------------------------------------------
 
@@ -254,9 +288,12 @@ class KernelReport:
 
     def instruction_counts(self) -> list[float]:
         """Per-thread executions of every instruction (a called function's: its executions per
-        call times the executions of the call site)."""
+        call times the executions of the call site; the launch's average when measured)."""
         counts = self.estimate.counts
-        out = [counts.get(self.cfg.block_of_index[k], 0.0) for k in range(self._own)]
+        if self.measured is not None:
+            out = [self.measured.get(k, 0) / self.threads for k in range(self._own)]
+        else:
+            out = [counts.get(self.cfg.block_of_index[k], 0.0) for k in range(self._own)]
         for site, sub in self.inlined:
             c = out[site]
             out.extend(c * x for x in sub.instruction_counts())
@@ -264,7 +301,8 @@ class KernelReport:
 
     def instruction_exact(self) -> list[bool]:
         ex = self.estimate.exact
-        out = [ex.get(self.cfg.block_of_index[k], False) for k in range(self._own)]
+        out = [True] * self._own if self.measured is not None else \
+            [ex.get(self.cfg.block_of_index[k], False) for k in range(self._own)]
         for site, sub in self.inlined:
             e = out[site]
             out.extend(e and x for x in sub.instruction_exact())
@@ -292,8 +330,8 @@ class KernelReport:
         """Per-thread and (with a launch shape) whole-launch estimates, each marked exact or not."""
         counts = self.instruction_counts()
         exact = self.instruction_exact()
-        loops_exact = all(li.exact for li in self.estimate.loops.values()
-                          if self.estimate.counts.get(li.header, 0) > 0)
+        loops_exact = self.measured is not None or all(
+            li.exact for li in self.estimate.loops.values() if self.estimate.counts.get(li.header, 0) > 0)
         all_exact = all(exact) and loops_exact
         flops: Counter[str] = Counter()
         int_ops: Counter[str] = Counter()
@@ -359,12 +397,15 @@ class KernelReport:
             "mix_exact": {k: k not in mix_inexact for k in sorted(mix)},
             "units": {k: _num(v * scale) for k, v in sorted(units.items())},
             "work_by_kind": {k: _num(v * scale) for k, v in sorted(by_kind.items())},
-            "notes": list(dict.fromkeys(self.estimate.notes + self._work_notes() + self.call_notes)),
-            "missing_params": sorted(self.estimate.missing_params),
+            "notes": ([f"counts measured: this launch run on {self.measured_by}"] + self.call_notes
+                      if self.measured is not None
+                      else list(dict.fromkeys(self.estimate.notes + self._work_notes() + self.call_notes))),
+            "missing_params": [] if self.measured is not None else sorted(self.estimate.missing_params),
             "assumed_iterations": self.estimate.assumed_iterations,
             # what every inexact figure above rests on, and what would make it exact
-            "basis": "exact" if all_exact else "estimate",
-            "guesses": [g for g in self.estimate.guesses],
+            "basis": ("measured" if all_exact else "measured; called functions estimated per call")
+            if self.measured is not None else "exact" if all_exact else "estimate",
+            "guesses": [] if self.measured is not None else [g for g in self.estimate.guesses],
             "totals": (f"per launch: {threads:,} threads (grid {'x'.join(map(str, self.launch.grid))}, block "
                        f"{'x'.join(map(str, self.launch.block))})" if threads else
                        ("per core (one program per core)" if self.module.isa == "ascend" else
@@ -438,12 +479,67 @@ class KernelReport:
             return [ins[k].loc.line if ins[k].loc is not None and ins[k].loc.file == 0 else 0 for k in which][:50]
         return [self.instructions[k].span.line for k in which][:50]
 
+    def shown(self, o: Outcome, limit: int = 5) -> list[tuple["KernelReport", int]]:
+        """The instructions a failed outcome points at, as (report, index): its matches, else the
+        nearest; of both code segments for a mix kernel's outcome."""
+        if o.parts:
+            return [(r, k) for r, o2 in o.parts for k in (o2.matches if o.found else o2.nearest)][:limit]
+        return [(self, k) for k in (o.matches or o.nearest)][:limit]
+
+    def _expectation_json(self, o: Outcome) -> dict:
+        out = {"expectation": str(o.expectation), "name": o.expectation.name, "op": o.expectation.op,
+               "count": o.expectation.count, "found": o.found, "result": "pass" if o.holds else "fail",
+               "level": o.level, "lines": self._expectation_lines(o), "nearest": self._nearest_json(o)}
+        if o.parts:                     # a mix kernel: the lines and nearest of both segments
+            out["mix"] = o.mix
+            out["segments"] = {r.name: o2.found for r, o2 in o.parts}
+            out["lines"] = [ln for r, o2 in o.parts for ln in r._expectation_lines(o2)][:50]
+            out["nearest"] = [n | {"kernel": r.name} for r, o2 in o.parts if not o.found for n in r._nearest_json(o2)]
+        return out
+
     def _nearest_json(self, o: Outcome) -> list[dict]:
         if o.level == "sass":
             return [{"line": line, "instruction": self.sass.instructions[k].full_opcode, "sass_index": k,
                      "text": self.sass.where(k)} for k, line in zip(o.nearest, self._expectation_lines(o, o.nearest))]
         return [{"line": self.instructions[k].span.line, "instruction": self.instructions[k].full_opcode}
                 for k in o.nearest]
+
+    def shape_work(self) -> dict | None:
+        """An Ascend-like kernel's work from the shapes its ``.meta`` header records (as
+        ``kernlens generate`` writes it): ``{"op", "flops" | "int_ops", "global_bytes", "per",
+        "rule", "bytes_rule"}`` for the whole launch, or None (no ``.meta``, or an op without a
+        rule). Its count operands sit in registers, so the per-instruction tables cannot say."""
+        if self.module.isa != "ascend":
+            return None
+        from sim.ascend.check import read_meta
+
+        meta = read_meta(self.module)
+        if not meta:
+            return None
+        size = {"f16": 2, "bf16": 2, "f32": 4, "s8": 1, "s32": 4}
+        op = meta.get("op")
+        try:
+            if op == "gemm":
+                m, n, k = int(meta["m"]), int(meta["n"]), int(meta["k"])
+                ain, cout = size[meta["dtype"]], size[str(meta.get("out", meta["dtype"]))]
+                key = "int_ops" if meta["dtype"] == "s8" else "flops"
+                return {"op": op, key: 2 * m * n * k, "rule": "2 x m x n x k (.meta)",
+                        "global_bytes": (m * k + k * n) * ain + m * n * cout,
+                        "bytes_rule": "A and B read and C written once each (.meta shapes): a lower bound on the "
+                                      "traffic, which `kernlens run` measures", "per": "launch"}
+            if op == "reduce":
+                rows, cols, s = int(meta["rows"]), int(meta["cols"]), size[meta["dtype"]]
+                return {"op": op, "flops": rows * (cols - 1), "rule": "rows x (cols - 1) (.meta)",
+                        "global_bytes": rows * cols * s + rows * s,
+                        "bytes_rule": "every input read and every result written once (.meta shapes)", "per": "launch"}
+            if op == "softmax":
+                rows, cols, s = int(meta["rows"]), int(meta["cols"]), size[meta["dtype"]]
+                return {"op": op, "flops": None, "rule": "no FLOP rule for softmax (exp, max, sum, divide differ)",
+                        "global_bytes": 2 * rows * cols * s,
+                        "bytes_rule": "every input read and every output written once (.meta shapes)", "per": "launch"}
+        except (KeyError, ValueError, TypeError):
+            return None
+        return None
 
     def to_json(self) -> dict:
         dyn = self.dynamic()
@@ -473,16 +569,26 @@ class KernelReport:
             "generic_resolved": {str(self.function.instructions[k].span.line): sp
                                  for k, sp in sorted(self.resolved_spaces.items())},
             "max_loop_depth": self.cfg.max_depth,
-            "expectations": [
-                {"expectation": str(o.expectation), "name": o.expectation.name, "op": o.expectation.op,
-                 "count": o.expectation.count, "found": o.found, "result": "pass" if o.holds else "fail",
-                 "level": o.level, "lines": self._expectation_lines(o),
-                 "nearest": self._nearest_json(o)}
-                for o in self.outcomes],
+            "expectations": [self._expectation_json(o) for o in self.outcomes],
         }
+        if self.mix_of is not None:
+            out["mix"] = self.mix_of
         sass = self.sass_json()
         if sass is not None:
             out["sass"] = sass
+        if self.module.isa == "ascend":
+            # PTX-only facts (virtual registers, shared and local memory, spills) have no meaning here
+            for key in ("registers", "shared_bytes", "shared", "local_bytes", "spills"):
+                del out[key]
+            work = self.shape_work()
+            if work is not None:
+                out["work_from_meta"] = work
+                key = "int_ops" if "int_ops" in work else "flops"
+                out["flops"] = {"total": work.get("flops") or 0, "int_ops": work.get("int_ops", 0), "by_dtype": {},
+                                "per": "launch", "exact": work.get(key) is not None, "basis": ".meta shapes"}
+                out["bytes"] = {"global": work["global_bytes"], "per": "launch", "basis": work["bytes_rule"]}
+                ops = work.get(key)
+                out["intensity"] = ops / work["global_bytes"] if ops and work["global_bytes"] else None
         return out
 
 
@@ -506,6 +612,20 @@ _RELATED = {
     "IMMA": ("IGMMA", "TENSOR_CORE", "INT8_DP4A"),
     "DMMA": ("TENSOR_CORE", "FP64_FMA"),
 }
+
+
+def check_mix(name: str, cube: KernelReport, vector: KernelReport, expectations: list[Expectation]) -> list[Outcome]:
+    """A mix kernel's expectations, each checked once on its two code segments together (a class or
+    opcode counted in either counts for the kernel): the outcomes stand in the cube segment's report,
+    the vector segment's report has none (its ``mix_of`` names the kernel they were checked for)."""
+    out = []
+    for oa, ov in zip(cube.check(expectations), vector.check(expectations)):
+        found = oa.found + ov.found
+        out.append(Outcome(oa.expectation, found, oa.expectation.holds(found), oa.matches, oa.nearest, oa.level,
+                           mix=name, parts=((cube, oa), (vector, ov))))
+    cube.outcomes, vector.outcomes = out, []
+    vector.mix_of = cube.mix_of = name
+    return out
 
 
 def nearest_by_class(name: str, infos: list[OpInfo], limit: int = 3) -> list[int]:
@@ -633,10 +753,18 @@ def _calls_and_spaces(module, fn, infos, flow, launch, assumed_trips, stack, par
                      f"state space are counted as generic")
     bodies = function_bodies(module)
     inlined = []
+    external: dict[str, int] = {}
+    indirect = 0
     for k, ins in enumerate(fn.instructions):
+        if ins.opcode != "call":
+            continue
         name = call_target(ins)
         callee = bodies.get(name) if name else None
         if callee is None:
+            if name is None:
+                indirect += 1
+            else:
+                external[name] = external.get(name, 0) + 1
             continue
         line = ins.span.line
         if name in stack:
@@ -656,6 +784,12 @@ def _calls_and_spaces(module, fn, infos, flow, launch, assumed_trips, stack, par
         inlined.append((k, sub))
         notes.extend(n for n in sub.call_notes if n not in notes)
         notes.extend(f"in {name} (called at line {line}): {n}" for n in sub.estimate.notes)
+    if indirect:
+        notes.append(f"{fn.name}: {indirect} indirect call(s) (through a register): the callee is not known here, "
+                     f"its body is not counted")
+    if external:
+        notes.append(f"{fn.name}: calls of functions without a body in this file ({', '.join(sorted(external))}) "
+                     f"are counted as the call only")
     if inlined:
         names = list(dict.fromkeys(sub.name for _, sub in inlined))
         notes.insert(0, f"{len(inlined)} call(s) of {', '.join(names)} counted through the callee bodies, "

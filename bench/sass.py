@@ -11,6 +11,9 @@ objects so nothing is reused in memory):
   run one after the other as ptxas alone does (one ptxas call per target with the files of that
   target, one nvdisasm call per cubin), the listings parsed, every instruction described, the
   per-kernel opcode and class counts and the shared-access plans built;
+* ``the tools alone, as the analysis runs them``: ``isa.sass.compile.compile_many(jobs=1)`` with the
+  cache off (the files written, ptxas and nvdisasm run, the listing cut per file), nothing parsed:
+  what is left of the cold analysis for its own Python;
 * ``SASS analysis, cold, batches at once``: the same with the tools of the three targets running
   together (the default of ``validate-kernel --sass``); shown, not held against the goal, since it
   is not the same measure as ptxas run once at a time;
@@ -72,6 +75,12 @@ def main(argv: list[str]) -> int:
                                 str(Path(tmp) / "k.cubin")], capture_output=True, check=True)
             return _since(t0)
 
+    def tools_alone():
+        items = [(isa.sass._text(m), isa.sass.ptx_target(m), m.path) for m in mods]
+        t0 = _clock()
+        C.compile_many(items, use_cache=False, jobs=1)
+        return _since(t0)
+
     def analyse(use_cache, jobs):
         modules = [isa.load(f) for f in files]          # new objects: no in-process reuse
         t0 = _clock()
@@ -86,9 +95,10 @@ def main(argv: list[str]) -> int:
 
     # the machine may be shared: rounds alternate the measures, and the median of each is shown
     rounds = int(os.environ.get("BENCH_ROUNDS", "3"))
-    runs: dict[str, list[tuple[float, float]]] = {"ptxas": [], "cold": [], "parallel": [], "warm": []}
+    runs: dict[str, list[tuple[float, float]]] = {"ptxas": [], "tools": [], "cold": [], "parallel": [], "warm": []}
     for _ in range(rounds):
         runs["ptxas"].append(ptxas_alone())
+        runs["tools"].append(tools_alone())
         t, lists, n_ins = analyse(use_cache=False, jobs=1)
         runs["cold"].append(t)
         runs["parallel"].append(analyse(use_cache=False, jobs=None)[0])
@@ -104,6 +114,7 @@ def main(argv: list[str]) -> int:
     print(f"{len(files)} PTX files, {kernels} kernels, {n_ins} SASS instructions; median of {rounds} rounds "
           f"({os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f})")
     labels = {"ptxas": "ptxas alone (one call per file)",
+              "tools": "the tools alone, as the analysis runs them",
               "cold": "SASS analysis, cold, tools one at a time",
               "parallel": "SASS analysis, cold, batches at once",
               "warm": "SASS analysis, warm (disk cache)"}

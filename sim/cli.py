@@ -83,6 +83,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--sample", choices=("auto", "all"), default="auto",
                    help="with --timing: simulate a deterministic sample of a big launch's CTAs (auto) or all")
     p.add_argument("--trace", metavar="OUT.json", help="with --timing: write a Chrome/Perfetto trace")
+    p.add_argument("--plot", metavar="OUT.svg", help="with --timing: draw the kernel on the machine's roofline "
+                   "(SVG) by its arithmetic intensity and modelled time (modelled, not measured)")
     p.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
                    help="simulate the launch's CTAs in N processes (0 = all cores); same outputs")
     p.add_argument("--sass", action="store_true",
@@ -221,6 +223,9 @@ def run_ptx(args) -> int:
         except OSError as exc:
             raise InputError(f"cannot write {args.trace}: {exc.strerror or exc}", Span(args.trace)) from None
 
+    if getattr(args, "plot", None):
+        _plot_timing(args.plot, fn.name, tm, timing)
+
     report = None
     ref_name = args.reference or spec.reference
     if ref_name and not ex.complete:
@@ -248,12 +253,15 @@ def run_ptx(args) -> int:
             raise InputError(f"cannot write {args.out}: {exc.strerror or exc}", Span(args.out)) from None
 
     problems = list(ex.problems)
-    stats = ex.stats
+    stats = dict(ex.stats)
+    work = measured_work(module, fn, spec, stats.pop("threads_by_instruction", None),
+                         complete=ex.complete and not any(p.kind in ("max_steps", "interrupted") for p in problems),
+                         stats=stats)
     ok = not problems and (report is None or report.passed)
     if args.json:
         out = {"file": args.file, "kernel": fn.name, "grid": list(spec.grid), "block": list(spec.block),
                "dynamic_shared_bytes": spec.shared_bytes(module.target), "seconds": seconds,
-               "stats": stats, "problems": [_problem_dict(p) for p in problems],
+               "stats": stats, "measured_work": work, "problems": [_problem_dict(p) for p in problems],
                "check": report.to_dict() if report else None, "ok": ok}
         if tm:
             out["timing"] = tm
@@ -262,7 +270,7 @@ def run_ptx(args) -> int:
         print(json.dumps(_plain(out), indent=1))
     else:
         print(_render_text(args.file, fn, spec, module, stats, seconds, problems, report, heat if args.heat else None,
-                           args.heat))
+                           args.heat, work))
         if tm:
             from sim.timing.report import render
 
@@ -270,6 +278,48 @@ def run_ptx(args) -> int:
             if not ex.complete:
                 print("  (outputs not checked: a sampled run computes only the sampled CTAs; --sample all for all)")
     return 0 if ok else 1
+
+
+def measured_work(module, fn, spec, threads_by_instruction, complete: bool = True, stats=None) -> dict | None:
+    """FLOPs, bytes, intensity and roofline of this launch from the analyzer with the run's
+    measured execution counts (``basis: 'measured'``); None when the run stopped early or ran only
+    a sample of the CTAs (its counts are not the launch's)."""
+    if not threads_by_instruction or not complete:
+        return None
+    from analyzer.dataflow import Launch
+    from analyzer.report import analyze_function
+
+    r = analyze_function(module, fn, launch=Launch(tuple(spec.grid), tuple(spec.block)))
+    r.use_measured(threads_by_instruction, "the functional simulator (kernlens run)")
+    d = r.dynamic()
+    roof = d.get("roofline") or {}
+    # the bytes the simulator moved (an atomic counts its read and its write)
+    gbytes = int((stats or {}).get("bytes_by_space", {}).get("global", 0)) if stats is not None \
+        else d["bytes"].get("global", {}).get("value", 0)
+    ops = d["flops"]["value"] + d["int_ops"]["value"]
+    intensity = ops / gbytes if gbytes else None
+    ridge = roof.get("ridge")
+    bound = None if intensity is None or not ridge else ("memory" if intensity < ridge else "compute")
+    return {"basis": d["basis"], "per": d["per"], "note": d["notes"][0],
+            "flops": d["flops"]["value"], "flops_by_dtype": d["flops"]["by_dtype"],
+            "int_ops": d["int_ops"]["value"], "global_bytes": gbytes,
+            "intensity": intensity, "bound": bound, "ridge": ridge, "machine": roof.get("machine")}
+
+
+def _plot_timing(path: str, kernel: str, tm: dict | None, machine: str | None) -> None:
+    """``--plot``: the timed run's modelled point on the roofline of ``machine`` (:mod:`analyzer.plot`)."""
+    if not tm:
+        raise InputError("--plot needs --timing h200 (the point is placed by the modelled time)", Span(path))
+    from analyzer.machine import load_machine
+    from analyzer.plot import point_from_timing, write_roofline
+
+    pt = point_from_timing(kernel, tm)
+    if pt is None:
+        raise InputError(f"--plot: kernel '{kernel}' does no counted work or moves no modelled DRAM bytes: "
+                         "it has no place on the roofline", Span(path))
+    sampled = f", {tm['simulated_ctas']} of {tm['ctas']} CTAs simulated" if tm.get("sampled") else ""
+    write_roofline(path, load_machine(machine.lower()), [pt], kinds=list(tm["work"]),
+                   title=f"{kernel} on the {machine.upper()} roofline: modelled time, not measured{sampled}")
 
 
 def _problem_dict(p) -> dict:
@@ -291,7 +341,7 @@ def _plain(obj):
     return obj
 
 
-def _render_text(path, fn, spec, module, stats, seconds, problems, report, heat, heat_n) -> str:
+def _render_text(path, fn, spec, module, stats, seconds, problems, report, heat, heat_n, work=None) -> str:
     lines = [f"{path}: {fn.name} grid={list(spec.grid)} block={list(spec.block)} "
              f"dynamic_shared={spec.shared_bytes(module.target)} B"]
     ti = stats.get("thread_instructions", 0)
@@ -312,6 +362,13 @@ def _render_text(path, fn, spec, module, stats, seconds, problems, report, heat,
     if isinstance(ops, dict) and ops:
         top = sorted(ops.items(), key=lambda kv: -kv[1])[:8]
         lines.append("  top opcodes (warp-instructions per launch): " + ", ".join(f"{k} {v}" for k, v in top))
+    if work:
+        dt = ", ".join(f"{k} {v:,}" for k, v in work["flops_by_dtype"].items())
+        inten = f"{work['intensity']:.2f} FLOP/B" if work["intensity"] is not None else "-"
+        lines.append(f"  work per launch (measured: the counts of this run): FLOPs {work['flops']:,}"
+                     + (f" ({dt})" if dt else "") + f", int ops {work['int_ops']:,}, global bytes "
+                     f"{work['global_bytes']:,}, intensity {inten}"
+                     + (f", {work['bound']}-bound on {work['machine']} (roofline)" if work.get("bound") else ""))
     if problems:
         lines.append(f"undefined behaviour: {len(problems)} problem(s)")
         lines += ["  " + str(p) for p in problems]

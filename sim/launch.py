@@ -498,6 +498,8 @@ def load_inputs(spec: LaunchSpec, path: str | Path) -> dict:
             if key and np.asarray(z[key]).size != 1:
                 raise InputError(f"{path}: {key} holds {np.asarray(z[key]).size} values; scalar {a.name} takes one",
                                  Span(str(path)))
+            if key:
+                _check_fits(path, key, np.asarray(z[key]).reshape(-1), a.dtype, f"scalar {a.name}")
             out[a.name] = SCALAR_NP[a.dtype](np.asarray(z[key]).reshape(-1)[0]) if key else a.numpy()
             continue
         if key is None:
@@ -508,11 +510,36 @@ def load_inputs(spec: LaunchSpec, path: str | Path) -> dict:
             raise InputError(f"{path}: {key} has {arr.size} elements, buffer {a.name} needs "
                              f"{a.size} {list(a.shape)}", Span(str(path)))
         arr = arr.reshape(a.shape)
+        _check_fits(path, key, arr, a.dtype, f"buffer {a.name}")
         if a.dtype in ("bf16", "e4m3") and arr.dtype == DEVICE_NP[a.dtype]:
             arr = decode(arr, a.dtype)
         out[a.name] = round_to_dtype(arr, a.dtype) if a.dtype not in ("bf16", "e4m3") \
             else np.asarray(arr, dtype=np.float32)
     return out
+
+
+def _check_fits(path, key: str, arr: np.ndarray, dtype: str, what: str) -> None:
+    """An input whose values the spec's dtype cannot hold is an error, never a silent conversion:
+    floats with a fraction, or values out of range, for an integer dtype; an unsigned array of the
+    width of an f16/f32/f64 buffer (bit patterns or values? say which)."""
+    where = f"{key} ({arr.dtype}) for {what} ({dtype})"
+    if dtype in EXACT_DTYPES and arr.size:
+        info = np.iinfo(DEVICE_NP[dtype])
+        if arr.dtype.kind == "f":
+            bad = ~np.isfinite(arr) | (arr != np.round(arr))
+            if bad.any():
+                raise InputError(f"{where}: {arr.reshape(-1)[np.flatnonzero(bad.reshape(-1))[0]].item()!r} is not an "
+                                 f"integer; pass integer values", Span(str(path)))
+        if arr.dtype.kind in "biuf":
+            lo, hi = arr.min().item(), arr.max().item()
+            if lo < info.min or hi > info.max:
+                raise InputError(f"{where}: values from {lo} to {hi} do not fit {dtype} "
+                                 f"[{info.min}, {info.max}]; they are not clipped", Span(str(path)))
+    elif dtype in ("f16", "f32", "f64") and arr.dtype.kind == "u" \
+            and arr.dtype.itemsize == np.dtype(DEVICE_NP[dtype]).itemsize:
+        raise InputError(f"{where}: an unsigned array of the {dtype} width could be values or bit patterns; pass "
+                         f"values as floats, or the bit patterns viewed as np.{np.dtype(DEVICE_NP[dtype]).name} "
+                         f"(arr.view(np.{np.dtype(DEVICE_NP[dtype]).name}))", Span(str(path)))
 
 
 def device_buffers(spec: LaunchSpec, decoded: Mapping) -> dict[str, np.ndarray]:

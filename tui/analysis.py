@@ -159,8 +159,12 @@ def _si(x: float | None, unit: str) -> str:
 
 
 def analyse(module: Module, fn: Function, corpus: CorpusInfo | None = None,
-            params: dict | None = None) -> KernelAnalysis:
-    """Everything the views need for ``fn``, from the analyzer; never raises for a kernel that parsed."""
+            params: dict | None = None, measured: dict | None = None, launch=None) -> KernelAnalysis:
+    """Everything the views need for ``fn``, from the analyzer; never raises for a kernel that parsed.
+
+    After a run (the Run tab), ``measured`` (``stats['threads_by_instruction']``) and ``launch``
+    (``(grid, block)``) make every count the run's measured one, per launch, and the views say so."""
+    from analyzer.dataflow import Launch
     from analyzer.report import analyze_function
 
     given = dict(params or {})
@@ -173,7 +177,10 @@ def analyse(module: Module, fn: Function, corpus: CorpusInfo | None = None,
             pass
     shared, shared_note = shared_footprint(module, fn)
     try:
-        r = analyze_function(module, fn, params=given)
+        r = analyze_function(module, fn, params=given,
+                             **({"launch": Launch(tuple(launch[0]), tuple(launch[1]))} if measured and launch else {}))
+        if measured and launch:
+            r.use_measured(measured, "the functional simulator (Run tab)")
         counts, exact, dyn = r.instruction_counts(), r.instruction_exact(), r.dynamic()
     except Exception as exc:  # noqa: BLE001 - show what failed, keep the opcodes and the CFG
         cfg = Cfg(fn)
@@ -201,13 +208,27 @@ def analyse(module: Module, fn: Function, corpus: CorpusInfo | None = None,
                     f"{_si(roof.get('attainable_ops_per_s'), 'op/s')} of peak {_si(roof.get('peak_ops_per_s'), 'op/s')}"
                     f", ridge {roof['ridge']:.0f} op/B" if roof.get("ridge") else f"on {roof['machine']}")
     ka = KernelAnalysis(
-        provider="analyzer", notes=notes, loops=cfg_loops(r.cfg),
+        provider="analyzer, measured counts of the last run" if r.measured is not None else "analyzer", notes=notes, loops=cfg_loops(r.cfg),
         class_mix=[(c, static.get(c, 0), d) for c, d in mix.most_common()], flops=flops,
         bytes={k: float(v["value"]) for k, v in dyn["bytes"].items()},
-        work_note=f"dynamic, per {dyn.get('per', 'thread')} ({'exact' if dynamic_exact else 'estimate'})",
+        work_note=(f"dynamic, per {dyn.get('per', 'thread')} "
+                   f"({'measured: the counts of the last run' if r.measured is not None else 'exact' if dynamic_exact else 'estimate'})"),
         intensity=dyn["intensity"]["value"], roofline=roofline, registers=declared_registers(fn),
         shared_bytes=shared, shared_note=shared_note, dynamic_exact=dynamic_exact,
         missing=[f"analyzer: {n}" for n in dyn.get("notes", [])])
+    if module.isa == "ascend":        # work held in register operands: the .meta shapes say it
+        ka.registers, ka.shared_bytes, ka.shared_note = {}, None, ""
+        w = r.shape_work()
+        if w is None:
+            ka.flops, ka.bytes, ka.intensity = {}, {}, None
+            ka.work_note = "unknown: no .meta header with the shapes (the Run tab measures the kernel)"
+        else:
+            ops = w.get("int_ops") if w.get("int_ops") is not None else w.get("flops")
+            ka.flops = {f"{w['op']} ({'int ops' if w.get('int_ops') is not None else 'FLOPs'})": float(ops)} \
+                if ops is not None else {}
+            ka.bytes = {"global (at least)": float(w["global_bytes"])}
+            ka.intensity = ops / w["global_bytes"] if ops and w["global_bytes"] else None
+            ka.work_note = f"per launch, from the .meta shapes: {w['rule']}; bytes: {w['bytes_rule']}"
     by_header = {li.header: li for li in r.loops}
     for lp in ka.loops_flat():          # the CFG the analyzer estimated on
         li = by_header.get(lp.header)

@@ -284,7 +284,7 @@ class InspectorApp(App):
         if doc is not self.doc:
             return
         self.query_one("#asm", AsmView).set_heat(doc.heat)
-        self._fresh.discard("timeline")
+        self._fresh -= {"timeline", "overview", "loops"}     # counts are now the run's measured ones
         if self.query_one("#tabs", TabbedContent).active == "timeline":
             self._refresh_tab("timeline")
         self._update_status()

@@ -143,6 +143,7 @@ class SimResult:
     generated: bool = False
     verdict: dict | None = None   # Ascend: sim.ascend.check.compare(...) (the --check verdict)
     note: str = ""
+    analysis: object | None = None   # the kernel's analysis with this run's measured counts (PTX)
 
     @property
     def rows(self) -> list[ProblemRow]:
@@ -179,8 +180,14 @@ def simulate(doc: KernelDoc, *, generated: bool = False, spec_path: str | None =
             raise InputError(f"reference {spec.reference} raised {type(exc).__name__}: {exc}") from None
         report = check_outputs(ex.outputs, expected, {a.name: a.dtype for a in spec.buffers},
                                rtol=spec.rtol, atol=spec.atol, per_output=spec.per_output)
+    measured = None
+    if ex.complete and not any(p.kind in ("max_steps", "interrupted") for p in ex.problems):
+        from .analysis import analyse
+
+        measured = analyse(doc.module, doc.fn, doc.corpus, doc.params,
+                           measured=ex.stats.get("threads_by_instruction"), launch=(spec.grid, spec.block))
     return SimResult("ptx", ex.seconds, dict(ex.stats), tuple(ex.problems), report, heat.by_line(doc.fn), seed,
-                     generated)
+                     generated, analysis=measured)
 
 
 def simulate_ascend(doc: KernelDoc, *, generated: bool = False, machine: str | None = None) -> SimResult:

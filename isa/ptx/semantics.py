@@ -406,13 +406,18 @@ def _mma_types(name: str, types: list[str]) -> tuple[str, str, str, str]:
     return (types[1] if len(types) > 1 else "f16"), (types[2] if len(types) > 2 else "f16"), d, d
 
 
+#: mma forms where one warp computes several independent products: mma.m8n8k4 with .f16 A/B is
+#: four 8x8x4 MMAs, one per quad-pair (ISA 9.7.14.5.1)
+_MMAS_PER_WARP = {("mma", "m8n8k4", "f16"): 4}
+
+
 def _tensor(name: str, mods, key) -> OpInfo:
     shape = next((m for m in mods if _SHAPE.fullmatch(m)), None)
     m, n, k = (int(v) for v in _SHAPE.fullmatch(shape).groups()) if shape else (0, 0, 0)
     types = [t for t in _types(mods) if t not in ("ue8m0", "ue4m3")]
     kind = next((w.split("::")[1] for w in mods if w.startswith("kind::")), None)
     a, b, c, d = _mma_types(name, types)
-    work = 2 * m * n * k
+    work = 2 * m * n * k * _MMAS_PER_WARP.get((name, shape, a), 1)
     integer = a in _INT_TENSOR_TYPES
     scope = Scope.WARPGROUP if name.startswith("wgmma") else Scope.WARP
     extra = {"b_dtype": b, "sparse": ".sp" in name, "kind": kind, "layout": [w for w in mods if w in ("row", "col")],

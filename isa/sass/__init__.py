@@ -21,35 +21,22 @@ text for reports. Results are cached on disk by content hash (:func:`isa.sass.co
 
 from __future__ import annotations
 
-import gc
 from collections import Counter
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 from ..errors import InputError
 from ..ir import Function, Instruction, Module
+# no cyclic GC while listings' IR is built: its passes over the new objects were a third of the
+# Python side of a cold analysis (0.13 of 0.35 s CPU on the corpus, bench/sass.py)
+from ..ptx.parser import _gc_paused
 from ..semantics import OpInfo
 from .compile import (Compiled, Resources, Unavailable, compile_many, registers_allocated, tools,
                       unavailable_note)
 
 __all__ = ["Resources", "Unavailable", "SassKernel", "Listing", "kernel", "listing", "listings", "resources",
            "note", "available", "tools", "registers_allocated", "ptx_target", "shared_plan"]
-
-
-@contextmanager
-def _gc_paused():
-    """No cyclic garbage collection while the IR of listings is built: the objects all stay alive,
-    and the collector's passes over them cost a third of the Python side of a cold analysis
-    (0.13 of 0.35 s CPU on the corpus, bench/sass.py)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def note() -> str | None:

@@ -27,6 +27,8 @@ def emit_operand(op) -> str:
         return _hex(op.value) if op.kind == "int" else repr(op.value)
     if t is ir.Symbol:
         return f"`({op.name})"
+    if t is ir.Expression:                 # a relocation: 32@lo((k + .L_x_0@srel))
+        return op.text
     if t is ir.Negated:
         return "!" + emit_operand(op.operand)
     if t is ir.Modified:

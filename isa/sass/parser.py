@@ -30,7 +30,6 @@ the grammar refuses makes the whole text go through the grammar, for its located
 
 from __future__ import annotations
 
-import gc
 import re
 import threading
 from pathlib import Path
@@ -41,7 +40,7 @@ from lark.exceptions import UnexpectedInput, VisitError
 from .. import ir
 from ..errors import KernlensError, SemanticError, Span
 from ..lark_errors import source_line, syntax_error
-from ..ptx.parser import _PLUGINS, ACCELERATED
+from ..ptx.parser import _PLUGINS, ACCELERATED, _gc_paused
 
 GRAMMAR = Path(__file__).with_name("grammar.lark")
 _REGISTER = re.compile(r"(R\d+|RZ|UR\d+|URZ|U?P[0-6T]|B\d+|SB\d+|SR_\w+|SRZ|gsb\d+)$")
@@ -51,7 +50,7 @@ PTX_LINES = ".nv_debug_ptx_txt"
 
 _TOKEN_NAMES = {
     "_NL": "end of line", "OFFSET": "offset (/*0010*/)", "OPCODE": "opcode (LDS.128)", "PRED": "predicate (P0)",
-    "NAME": "register or name", "NUMBER": "number", "SPECIALF": "+INF/QNAN", "PREFIX": "operand prefix (c, desc)",
+    "NAME": "register or name", "NUMBER": "number", "RELOC": "relocation (32@lo(...))", "SPECIALF": "+INF/QNAN", "PREFIX": "operand prefix (c, desc)",
     "SUFFIX": "suffix (.reuse)", "TARGET": "branch target `(.L_x_0)", "LABEL": "label", "DIRECTIVE": "directive",
     "LINEINFO": "line-info comment", "FUNCTION_HEADER": "'Function : NAME'", "SEMICOLON": "';'", "COMMA": "','",
     "LSQB": "'['", "RSQB": "']'", "PLUS": "'+'", "MINUS": "'-'", "TILDE": "'~'", "VBAR": "'|'", "NOT": "'!'",
@@ -114,6 +113,10 @@ class _Builder(Transformer):
     def number(self, c):
         t = c[0]
         return _number(t.value, _span(self.file, t, self.dl))
+
+    def reloc(self, c):
+        t = c[0]
+        return ir.Expression(t.value, span=_span(self.file, t, self.dl))
 
     def special_float(self, c):
         t = c[0].value
@@ -215,16 +218,11 @@ def parse(text: str, file: str = "<sass>", target: str | None = None, *, fast: b
     every other line to the Lark grammar alone; the IR, spans included, is the one the grammar gives
     for the whole text (``tests/isa/sass/test_fast_parse.py`` checks it on every listing).
     ``fast=False`` parses the whole text with the grammar."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
+    with _gc_paused():
         items = _fast_items(text, file) if fast else None
         if items is None:
             items = _lark_items(text, file)
         return _assemble(items, text, file, target)
-    finally:
-        if was:
-            gc.enable()
 
 
 def _lark_items(text: str, file: str, dl: int = 0):
@@ -271,8 +269,13 @@ class _Bad(Exception):
 
 
 def _sp(file: str, line: int, col: int, n: int) -> Span:
+    """The span of ``n`` characters at ``line``:``col`` (made as the frozen Span would be, faster)."""
     s = _new(Span)
-    s.__dict__.update(file=file, line=line, col=col, end_line=line, end_col=col + n)
+    d = s.__dict__
+    d["file"] = file
+    d["line"] = d["end_line"] = line
+    d["col"] = col
+    d["end_col"] = col + n
     return s
 
 
@@ -429,12 +432,7 @@ def _fast_items(text: str, file: str) -> list | None:
                 _lead, _off, neg, pred, opcode, ops, target = m.groups()
                 guard = None
                 if pred is not None:
-                    sp = new(Span)
-                    d = sp.__dict__
-                    d["file"] = file
-                    d["line"] = d["end_line"] = n
-                    d["col"] = col = m.start(4) + 1
-                    d["end_col"] = col + len(pred)
+                    sp = _sp(file, n, m.start(4) + 1, len(pred))
                     guard = new(Guard)
                     d = guard.__dict__
                     d["register"] = pred
@@ -467,12 +465,7 @@ def _fast_items(text: str, file: str) -> list | None:
                         if k == 3:
                             operands.append(_f_operand(t, file, n, col))
                             continue
-                        sp = new(Span)
-                        d = sp.__dict__
-                        d["file"] = file
-                        d["line"] = d["end_line"] = n
-                        d["col"] = col
-                        d["end_col"] = col + len(t)
+                        sp = _sp(file, n, col, len(t))
                         if k == 0:
                             o = new(Register)
                             d = o.__dict__
@@ -496,12 +489,7 @@ def _fast_items(text: str, file: str) -> list | None:
                 if w is None:
                     words = opcode.split(".")
                     w = opwords[opcode] = (words[0], tuple(words[1:]))
-                sp = new(Span)
-                d = sp.__dict__
-                d["file"] = file
-                d["line"] = d["end_line"] = n
-                d["col"] = col = m.start(5) + 1
-                d["end_col"] = col + len(opcode)
+                sp = _sp(file, n, m.start(5) + 1, len(opcode))
                 ins = new(Instruction)
                 d = ins.__dict__
                 d["opcode"], d["modifiers"] = w

@@ -119,8 +119,9 @@ def _text(o: dict, functional: bool) -> str:
              f"  cycles {o['cycles']:.0f}  time {o['seconds'] * 1e6:.2f} us"]
     if "gemm" in o:
         g = o["gemm"]
-        lines.append(f"  {g['tflops']:.1f} {g['unit']} of {g['peak_tflops']:.1f} peak ({g['fraction_of_peak'] * 100:.1f} % "
-                     f"of peak; {g['peak_tflops_cores_used']:.1f} for the cores used)")
+        lines.append(f"  {g['tflops']:.1f} {g['unit']} of {g['peak_tflops']:.1f} {g['unit']} peak "
+                     f"({g['fraction_of_peak'] * 100:.1f} % of peak; the {o['cores']} cube core(s) used peak at "
+                     f"{g['peak_tflops_cores_used']:.1f} {g['unit']})")
     lines.append("  pipe   busy cycles   utilisation")
     for p, v in o["pipes"].items():
         lines.append(f"  {p:<5} {v['busy_cycles']:>13.0f}   {v['utilization'] * 100:6.1f} %")

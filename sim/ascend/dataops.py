@@ -51,11 +51,13 @@ def _ub(msg):
 # memory helpers
 # ----------------------------------------------------------------------------------------------
 
-def _gm(c, lo, hi, what):
-    """(array, offset) for a GM byte range, bounds-checked, footprint recorded."""
+def _gm(c, lo, hi, what, bursts=None):
+    """(array, offset) for a GM byte range, bounds-checked; the bytes accessed are recorded for the
+    footprint: ``bursts`` = ``[(offset from lo, count, bytes, stride)]`` (default: all of it)."""
     gm = c.launch.gm
     i, off = gm.locate(lo, hi)
-    gm.touch(i, off, hi - lo)
+    for b_off, n, nbytes, stride in bursts or ((0, 1, hi - lo, 0),):
+        gm.touch(i, off + b_off, nbytes, n, stride)
     return gm.data[i], off
 
 
@@ -64,9 +66,9 @@ def _local(c, space, lo, hi, what):
     return c.buffers.get(space), lo
 
 
-def _region(c, space, lo, hi, what):
+def _region(c, space, lo, hi, what, bursts=None):
     if space == "gm":
-        return _gm(c, lo, hi, what)
+        return _gm(c, lo, hi, what, bursts)
     return _local(c, space, lo, hi, what)
 
 
@@ -131,8 +133,8 @@ def _copy(ins, machine):
                 c.check_align(space, addr, op)
         s_hi = src + (n - 1) * ss + blen
         d_hi = dst + (n - 1) * ds + blen
-        sb, so = _region(c, src_space, src, s_hi, op)
-        db, do = _region(c, dst_space, dst, d_hi, op)
+        sb, so = _region(c, src_space, src, s_hi, op, [(0, n, blen, ss)])
+        db, do = _region(c, dst_space, dst, d_hi, op, [(0, n, blen, ds)])
         if c.functional:
             _store(c, dst_space, db, do, n, blen, ds, _view2d(sb, so, n, blen, ss).copy())
         reads = [(src_space, src, s_hi)] if src_space != "gm" else []
@@ -163,7 +165,7 @@ def _copy_align(ins, machine):
         if to_ub:
             ss, ds = ln + sgap, ub_row + dgap * 32
             c.check_align("ub", dst, op)
-            sb, so = _gm(c, src, src + (n - 1) * ss + ln, op)
+            sb, so = _gm(c, src, src + (n - 1) * ss + ln, op, [(0, n, ln, ss)])
             db, do = _local(c, "ub", dst, dst + (n - 1) * ds + ln, op)
             rng = ("ub", dst, dst + (n - 1) * ds + ln)
             span = (src, src + (n - 1) * ss + ln, (n, ln, ss))
@@ -171,7 +173,7 @@ def _copy_align(ins, machine):
             ss, ds = ub_row + sgap * 32, ln + dgap
             c.check_align("ub", src, op)
             sb, so = _local(c, "ub", src, src + (n - 1) * ss + ln, op)
-            db, do = _gm(c, dst, dst + (n - 1) * ds + ln, op)
+            db, do = _gm(c, dst, dst + (n - 1) * ds + ln, op, [(0, n, ln, ds)])
             rng = ("ub", src, src + (n - 1) * ss + ln)
             span = (dst, dst + (n - 1) * ds + ln, (n, ln, ds))
         if c.functional:
@@ -208,7 +210,7 @@ def _nd2nz(ins, machine):
             d0 = dst + i * d_mat * size
             s_hi = s0 + ((nv - 1) * s_d + dv) * size
             d_hi = d0 + (d1 - 1) * c0s * 32 + (nv - 1) * ns * 32 + 32
-            sb, so = _gm(c, s0, s_hi, op)
+            sb, so = _gm(c, s0, s_hi, op, [(0, nv, dv * size, s_d * size)])
             lo_all = s0 if lo_all is None else min(lo_all, s0)
             hi_all = s_hi if hi_all is None else max(hi_all, s_hi)
             db, do = _local(c, "l1", d0, d_hi, op)
@@ -477,7 +479,11 @@ def _fixpipe(ins, machine):
         _local(c, "l0c", src, s_hi, "copy_matrix_cc_to_gm")
         d_hi = dst + ((m - 1) * dstr + n) * osize if nz2nd else \
             dst + (nblk - 1) * dstr * 32 + m * min(cw, n - (nblk - 1) * cw) * osize
-        db, do = _gm(c, dst, d_hi, "copy_matrix_cc_to_gm")
+        if nz2nd:
+            bursts = [(0, m, n * osize, dstr * osize)]
+        else:           # NZ: column blocks of m x cw elements, dstStride x 32 B apart
+            bursts = [(j * dstr * 32, m, min(cw, n - j * cw) * osize, cw * osize) for j in range(nblk)]
+        db, do = _gm(c, dst, d_hi, "copy_matrix_cc_to_gm", bursts)
         if quant.startswith("V"):
             c.check_range("fb", c.fpc, c.fpc + 8 * n, "copy_matrix_cc_to_gm (per-channel parameters)")
         if c.functional:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from isa import ir
+from isa.ascend.mix import mix_kernels
 from isa.ascend.opcodes import OPCODES, PIPE_NAMES, PIPES
 from isa.errors import Diagnostic, InputError, SimulationError, Span
 
@@ -100,7 +101,7 @@ class GlobalMemory:
                     buf[:] = _input_bytes(np.asarray(arr), p, n)
             self.data.append(buf)
             addr = (addr + n + 4096 + 511) // 512 * 512
-        self.touched = [np.zeros(max(1, (h - l + 511) // 512), dtype=bool) for l, h in zip(self.lo, self.hi)]
+        self.touched = [[] for _ in self.lo]     # per parameter: (starts, ends) byte ranges, merged when many
         self.owners = None   # cross-core race tracking (mix launches), see track()
 
     GRAIN = 32
@@ -124,11 +125,22 @@ class GlobalMemory:
                 return i, lo - a
         raise UndefinedBehaviour(f"GM address {lo:#x} is not inside any kernel parameter")
 
-    def touch(self, i: int, off: int, nbytes: int) -> None:
-        self.touched[i][off // 512:(off + nbytes + 511) // 512] = True
+    def touch(self, i: int, off: int, nbytes: int, n: int = 1, stride: int = 0) -> None:
+        """Parameter ``i``'s bytes ``[off + k*stride, off + k*stride + nbytes)`` for k < ``n`` are accessed."""
+        starts = off + np.arange(n, dtype=np.int64) * stride
+        t = self.touched[i]
+        t.append((starts, starts + nbytes))
+        if len(t) > 4096:
+            self.touched[i] = [_union(t)]
 
     def footprint(self) -> int:
-        return int(sum(t.sum() for t in self.touched)) * 512
+        """Distinct GM bytes accessed (exact: the union of the accessed byte ranges)."""
+        total = 0
+        for t in self.touched:
+            if t:
+                s, e = _union(t)
+                total += int((e - s).sum())
+        return total
 
     def array(self, name: str) -> np.ndarray | None:
         import ml_dtypes  # noqa: F401  (registers bfloat16)
@@ -136,6 +148,20 @@ class GlobalMemory:
         if self.data[i] is None:
             return None
         return self.data[i].view(dataops.np_dtype(self.dtypes[i])).copy()
+
+
+def _union(ranges) -> tuple[np.ndarray, np.ndarray]:
+    """The union of ``[(starts, ends), ...]`` byte ranges as disjoint sorted (starts, ends)."""
+    s = np.concatenate([r[0] for r in ranges])
+    e = np.concatenate([r[1] for r in ranges])
+    o = np.argsort(s, kind="stable")
+    s, e = s[o], e[o]
+    reach = np.maximum.accumulate(e)
+    new = np.ones(len(s), dtype=bool)
+    new[1:] = s[1:] > reach[:-1]
+    first = np.flatnonzero(new)
+    last = np.append(first[1:] - 1, len(s) - 1)
+    return s[first], reach[last]
 
 
 def _input_bytes(arr: np.ndarray, p: ir.Variable, nbytes: int) -> np.ndarray:
@@ -945,28 +971,6 @@ def launch_kernel(module: ir.Module, machine: AscendModel, *, kernel: str | None
             raise InputError(f"--cores must be at least 1, got {cores}")
         n = min(n, cores)
     return Launch(module, k, machine, inputs or {}, n, functional).run()
-
-
-def mix_kernels(module: ir.Module) -> dict[str, tuple[ir.Function, ir.Function]]:
-    """``.mix NAME CUBE_KERNEL VECTOR_KERNEL`` directives: a mix kernel's two code segments."""
-    out = {}
-    for item in module.items:
-        if isinstance(item, ir.Directive) and item.name == "mix":
-            words = item.args.split()
-            if len(words) != 3:
-                raise InputError(".mix takes a name, the cube kernel and the vector kernel: "
-                                 "'.mix NAME CUBE_KERNEL VECTOR_KERNEL'", item.span)
-            name, aic, aiv = words
-            fa, fv = module.function(aic), module.function(aiv)
-            if fa.attributes != ("cube",) or fv.attributes != ("vector",):
-                raise InputError(f".mix {name}: '{aic}' must be a .cube kernel and '{aiv}' a .vector kernel", item.span)
-            pa = [(p.space, p.type, p.name, p.dims) for p in fa.params]
-            pv = [(p.space, p.type, p.name, p.dims) for p in fv.params]
-            if pa != pv:
-                raise InputError(f".mix {name}: '{aic}' and '{aiv}' must declare the same parameters (one GM for both)",
-                                 fv.span)
-            out[name] = (fa, fv)
-    return out
 
 
 def _launch_mix(module, machine, name, pair, inputs, cores, functional) -> LaunchResult:

@@ -36,7 +36,11 @@ class AsyncEvent:
 
     ``op``: ``'cp.async'``, ``'cp.async.bulk'``, ``'cp.async.bulk.tensor'`` or ``'wgmma'``;
     ``kind``: ``'issue'`` or ``'complete'``; ``pc``: the issuing instruction; ``at_pc``: the
-    instruction where it happened (the wait for completions); ``ctas`` linear CTA per lane."""
+    instruction where it happened (the wait for completions); ``ctas`` linear CTA per lane.
+    Stream positions (what the timing model replays): ``seq`` per lane, the position of the issuing
+    instruction in its warp's stream (``warp_seq``; global warp id ``cta * warps_per_cta + warp``
+    in ``warps``); for a completion, ``at_warps``/``at_seq``: the global warps and positions of the
+    instruction that observed it (a wait), or None at the end of the CTA."""
 
     kind: str
     op: str
@@ -47,6 +51,12 @@ class AsyncEvent:
     threads: np.ndarray          # thread index within its CTA, per lane
     bytes: int
     group: int = -1
+    warps: np.ndarray | None = None      # global warp id of each issuing lane
+    seq: np.ndarray | None = None        # per lane: stream position of the issuing instruction
+    at_warps: np.ndarray | None = None   # completions: global warps of the observing instruction
+    at_seq: np.ndarray | None = None     # ... and its stream position in each
+    at_ctas: np.ndarray | None = None    # ... and their CTAs
+    mbarrier: bool = False               # tracked by an mbarrier (any warp of the CTA may observe it)
 
 
 @dataclass
@@ -66,6 +76,7 @@ class Op:
     noinc: bool = False
     done: bool = False
     read_done: bool = False
+    seq: np.ndarray | None = None    # per lane: stream position of the issuing instruction (listeners only)
 
 
 class Mbarriers:
@@ -80,6 +91,8 @@ class Mbarriers:
         self.tx = np.zeros(0, np.int64)
         self.phase = np.zeros(0, np.int64)
         self.progress = 0
+        self.src: dict[int, set] = {}           # slot -> (warp, seq) issues feeding its open phase (listeners)
+        self.phase_src: dict[tuple[int, int], frozenset] = {}   # (slot, phase count) -> issues that completed it
 
     def slots(self, flat: np.ndarray, create: bool = False) -> np.ndarray:
         out = np.empty(len(flat), np.int64)
@@ -97,6 +110,11 @@ class Mbarriers:
         return out
 
     def init(self, s: np.ndarray, count: np.ndarray) -> None:
+        if self.phase_src or self.src:
+            gone = set(np.asarray(s).tolist())
+            self.phase_src = {k: v for k, v in self.phase_src.items() if k[0] not in gone}
+            for g in gone:
+                self.src.pop(g, None)
         self.expected[s] = count
         self.pending[s] = count
         self.tx[s] = 0
@@ -122,6 +140,11 @@ class Mbarriers:
             self.phase[done] += 1
             self.pending[done] = self.expected[done]
             self.progress += 1
+            if self.src:
+                for d in done.tolist():
+                    got = self.src.pop(d, None)
+                    if got:
+                        self.phase_src[(d, int(self.phase[d]))] = frozenset(got)
             if self.on_phase is not None:
                 self.on_phase(done)
 
@@ -147,6 +170,7 @@ class Async:
         self.wg_shadow: dict[tuple, tuple] = {}  # accumulator register keys -> (values [Wb, 32, R], valid [Wb])
         self.wg_regs: dict[str, tuple] = {}     # accumulator register key -> its fragment's keys, in flight
         self.spins: dict = {}
+        self.at: np.ndarray | None = None        # batch lanes of the instruction observing completions
 
     def _phase_done(self, slots: np.ndarray) -> None:
         """A completed mbarrier phase orders the CTA's shared accesses before it (arrivals, copies)
@@ -157,13 +181,31 @@ class Async:
             M.barrier_epoch(ctas)
 
     # ------------------------------------------------------------------ events
-    def event(self, kind: str, op: Op, lanes: np.ndarray, at_pc: int, nbytes: int, group: int = -1) -> None:
+    def _gw(self, lanes: np.ndarray) -> np.ndarray:
+        M = self.M
+        return M.cta_linear[lanes].astype(np.int64) * (M.tpc // WARP) + M.local[lanes].astype(np.int64) // WARP
+
+    def event(self, kind: str, op: Op, lanes: np.ndarray, at_pc: int, nbytes: int, group: int = -1,
+              sel: np.ndarray | None = None) -> None:
         targets = [l for l in self.M.listeners if hasattr(l, "on_async")]
         if not targets:
             return
         M = self.M
+        seq = at_w = at_s = at_c = None
+        if kind == "issue":
+            seq = M.warp_seq[lanes // WARP].copy()
+            op.seq = seq
+        else:
+            if op.seq is not None:
+                seq = op.seq if sel is None else op.seq[sel]
+            if self.at is not None and len(self.at):
+                w = np.unique(self.at // WARP)
+                at_w = self._gw(w * WARP)
+                at_s = M.warp_seq[w].copy()
+                at_c = M.cta_linear[w * WARP].astype(np.int64)
         ev = AsyncEvent(kind, op.op, op.pc, at_pc, M.steps, M.cta_linear[lanes].astype(np.int64),
-                        M.local[lanes].astype(np.int64), int(nbytes), group)
+                        M.local[lanes].astype(np.int64), int(nbytes), group, self._gw(lanes), seq, at_w, at_s, at_c,
+                        op.mbar is not None)
         for l in targets:
             l.on_async(ev)
 
@@ -200,13 +242,18 @@ class Async:
                 M.global_write(at_pc, f, op.vals[sel], lanes)
         if op.mbar is not None:
             s = op.mbar[sel]
+            if op.seq is not None:            # the timing model's view: which issues feed which phase
+                gw = self._gw(lanes)
+                for slot, w, q in zip(s.tolist(), gw.tolist(), op.seq[sel].tolist()):
+                    if slot >= 0:
+                        self.mbar.src.setdefault(slot, set()).add((w, q))
             s = s[s >= 0]
             if op.tx:
                 self.mbar.add_tx(s, -op.tx)
             if op.arrive:
                 self.mbar.arrive(s, 1)      # without .noinc the pending count was raised at issue
         self.event("complete", op, lanes, at_pc, 0 if op.vals is None else op.vals[sel].size,
-                   int(op.group[sel[0]]))
+                   int(op.group[sel[0]]), sel)
         op.group[sel] = -1
         if (op.group < 0).all():
             op.done = True
@@ -217,6 +264,7 @@ class Async:
     def wait_cp(self, pc: int, lanes: np.ndarray, n: int | None, which: str = "cp.async") -> None:
         """``cp.async.wait_group n`` (None: wait_all) for threads ``lanes``."""
         commits = self.cp_commits if which == "cp.async" else self.bulk_commits
+        self.at = lanes
         limit = np.full(self.M.T, -1, np.int64)
         limit[lanes] = (commits[lanes] - (n or 0)) if n is not None else np.iinfo(np.int64).max
         for op in list(self.ops):
@@ -237,9 +285,30 @@ class Async:
                 if sel.all():
                     op.read_done = True
 
-    def complete_for_mbarrier(self, pc: int, slots: np.ndarray) -> None:
-        """A wait observes mbarriers ``slots`` whose phase is incomplete: the operations that will
-        complete them do so now (the latest point the ISA allows)."""
+    def observe(self, pc: int, lanes: np.ndarray, slots: np.ndarray) -> None:
+        """Threads ``lanes`` found the phases of mbarriers ``slots`` complete (a successful wait):
+        listeners learn which issues completed those phases (an ``'observe'`` event)."""
+        M = self.M
+        targets = [l for l in M.listeners if hasattr(l, "on_async")]
+        if not targets or not self.mbar.phase_src:
+            return
+        for slot in np.unique(slots).tolist():
+            src = self.mbar.phase_src.get((slot, int(self.mbar.phase[slot])))
+            if not src:
+                continue
+            ln = lanes[slots == slot]
+            w = np.unique(ln // WARP)
+            ws, qs = zip(*sorted(src))
+            ev = AsyncEvent("observe", "mbarrier", pc, pc, M.steps, M.cta_linear[ln[:1]].astype(np.int64),
+                            M.local[ln[:1]].astype(np.int64), 0, -1, np.array(ws, np.int64), np.array(qs, np.int64),
+                            self._gw(w * WARP), M.warp_seq[w].copy(), M.cta_linear[w * WARP].astype(np.int64), True)
+            for l in targets:
+                l.on_async(ev)
+
+    def complete_for_mbarrier(self, pc: int, slots: np.ndarray, lanes: np.ndarray | None = None) -> None:
+        """A wait (of threads ``lanes``) observes mbarriers ``slots`` whose phase is incomplete: the
+        operations that will complete them do so now (the latest point the ISA allows)."""
+        self.at = lanes
         want = set(int(s) for s in slots)
         for op in list(self.ops):
             if op.mbar is None or op.done:
@@ -251,6 +320,7 @@ class Async:
     def finish(self) -> None:
         """End of the batch: every operation still in flight completes (its CTA's memory dies
         with it, global writes land)."""
+        self.at = None
         for op in list(self.ops):
             self.complete(op, None, op.pc)
         for rec in self.wg:
@@ -281,15 +351,17 @@ class Async:
                                             np.zeros(M.T // WARP, bool))
         sh[0][w] = out
         sh[1][w] = True
-        rec = [frag, w.copy(), out, self.wg_commits[w].copy(), reads, pc, False]
+        rec = [frag, w.copy(), out, self.wg_commits[w].copy(), reads, pc, False, None]
         self.wg.append(rec)
         for k in frag.keys:
             self.wg_regs[k] = frag.keys
         self.any_inflight = True
         fake = Op("wgmma", pc, w * WARP, self.wg_commits[w], None, None, None)
         self.event("issue", fake, w * WARP, pc, 0, int(self.wg_commits[w][0]))
+        rec[7] = fake.seq
 
     def wg_wait(self, pc: int, w: np.ndarray, n: int) -> None:
+        self.at = w * WARP
         limit = np.full(self.M.T // WARP, -1, np.int64)
         limit[w] = self.wg_commits[w] - n
         for rec in self.wg:
@@ -307,7 +379,7 @@ class Async:
         self.any_inflight = bool(self.ops) or bool(self.wg)
 
     def _wg_apply(self, rec, pc=None, sel=None) -> None:
-        frag, warps, out, group, reads, ipc, _ = rec
+        frag, warps, out, group, reads, ipc, _, seq = rec
         if sel is None:
             sel = np.ones(len(warps), bool)
         w = warps[sel]
@@ -321,12 +393,14 @@ class Async:
                 if not r[6] and r[0].keys == frag.keys:
                     still[r[1]] = True
             sh[1][w[~still[w]]] = False
-        fake = Op("wgmma", ipc, w * WARP, group[sel], None, None, None)
+        fake = Op("wgmma", ipc, w * WARP, group[sel], None, None, None, seq=None if seq is None else seq[sel])
         self.event("complete", fake, w * WARP, ipc if pc is None else pc, 0, int(group[sel][0]))
         if sel.all():
             rec[6] = True
         else:
             rec[1], rec[2], rec[3] = warps[~sel], out[~sel], group[~sel]
+            if seq is not None:
+                rec[7] = seq[~sel]
             if reads is not None:
                 rec[4] = (reads[0][~sel], reads[1][~sel])
 

@@ -328,6 +328,10 @@ class LaunchState:
         n = len(self.prog)
         self.pc_warps = [0] * n
         self.pc_threads = [0] * n
+        if memory_model == "relaxed":
+            from .order import hoist_stores
+
+            self.hoisted = hoist_stores(self)       # load buffering: stores that may go before a load
         self._event_const: list = [None] * n
         self._warp_parts: dict = {}
 

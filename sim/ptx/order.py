@@ -7,7 +7,8 @@ Two accesses by different threads, at least one a write and not both strong (ato
 happens-before orders them:
 
 * same thread: program order;
-* same CTA: a ``bar.sync``/``barrier.sync`` (or an mbarrier phase) completed between them;
+* same CTA: a ``bar.sync``/``barrier.sync`` (or an mbarrier phase) completed between them, or a
+  release/acquire between two of its threads (any scope; :meth:`Order._within_cta`);
 * different CTAs: release/acquire through a synchronising location. A release is a fence at gpu
   or sys scope (``membar.gl``, ``fence.sc.gpu``, ``fence.acq_rel.gpu``) or a ``.release`` atomic or
   store; the next *strong* write of the CTA (an atomic, ``st.volatile``/``.relaxed``/``.release``)
@@ -69,6 +70,9 @@ class Order:
         self.vc: dict[int, np.ndarray] = {}
         self.sync: dict[int, np.ndarray] = {}
         self.pending_acq: dict[int, np.ndarray] = {}
+        self.cta_rel: dict[int, tuple[int, int]] = {}     # global byte -> (CTA, thread) of its last releasing write
+        self.cta_fenced: set[tuple[int, int]] = set()     # threads with a release fence since their last strong write
+        self.cta_pending: dict[tuple[int, int], bool] = {}   # threads whose strong read saw a release: acquire at a fence
         if self.races:
             size = M.gmem.data.size
             self.w_who = np.zeros(size, np.int32)
@@ -80,6 +84,9 @@ class Order:
             self.r_rel = np.zeros(size, np.int32)
             self.r_pc = np.zeros(size, np.int32)
         self.rng = np.random.default_rng(self.seed)
+        self.hoist_rng = np.random.default_rng([self.seed, 1])     # hoisting draws apart from the read lags
+        self.hoist_pending: set[int] = set()
+        self.late = False                   # the load being read is a hoisted pair's: performed late
         self.log: list[tuple] = []          # (lo, hi, old bytes, writer observer, writer cta, time, entry id)
         self.vis_all: list = []             # per entry: time from which every observer sees it
         self.vis_cta: list = []             # per entry: time from which its CTA's observers see it
@@ -120,6 +127,15 @@ class Order:
                 self.rel[ctas] += 1
             if o.acquire and self.pending_acq:
                 self._join_pending(ctas)
+        if self.races:                  # within a CTA, at any scope: fence + strong write / strong read + fence
+            who = zip(M.cta_linear[lanes].tolist(), M.local[lanes].tolist())
+            if o.acquire and self.cta_pending:
+                got = {c for c, t in who if self.cta_pending.pop((c, t), False)}
+                if got:
+                    self.bar[np.array(sorted(got))] += 1
+                who = zip(M.cta_linear[lanes].tolist(), M.local[lanes].tolist())
+            if o.release:
+                self.cta_fenced.update(who)
         if self.relaxed:
             for w in np.unique(self.observer(lanes)).tolist():
                 self._drain(w, int(w) // M.warps_per_cta, cta_scope=not o.beyond_cta)
@@ -144,10 +160,42 @@ class Order:
             self._rmw_chain(flat0, ctas, o.acquire)       # in thread order, as the atomics apply
         elif o.strong and o.beyond_cta and kind == "load":
             self._observe(flat0, ctas, o.acquire)
+        if o.strong and self.races:
+            self._within_cta(kind, o, lanes, ctas, flat0)
         if self.races:
             self._check(pc, kind, lanes, ctas, flat0, width)
         if o.strong and o.beyond_cta and kind == "store":
             self._publish(flat0, ctas)
+
+    def _within_cta(self, kind, o, lanes, ctas, flat0) -> None:
+        """Release/acquire between threads of one CTA (any scope): a strong read or atomic that
+        observes a location whose last strong write released (``.release``, or a release fence
+        before it) by another thread of its CTA orders the CTA's accesses before it against those
+        after it, at once for an acquire, else at the reader's next acquire fence. Kept per CTA,
+        like barriers (a new epoch): accesses of third threads around that point count as ordered
+        too (a known over-approximation: races can be missed there, none is invented)."""
+        M = self.M
+        thr = M.local[lanes].tolist()
+        cs = ctas.tolist()
+        fl = flat0.tolist()
+        if kind != "store" and self.cta_rel:
+            bump = set()
+            for f, c, t in zip(fl, cs, thr):
+                r = self.cta_rel.get(f)
+                if r is not None and r[0] == c and r[1] != t:
+                    if o.acquire:
+                        bump.add(c)
+                    else:
+                        self.cta_pending[(c, t)] = True
+            if bump:
+                self.bar[np.array(sorted(bump))] += 1
+        if kind != "load":
+            for f, c, t in zip(fl, cs, thr):
+                if o.release or (c, t) in self.cta_fenced:
+                    self.cta_rel[f] = (c, t)
+                else:
+                    self.cta_rel.pop(f, None)
+                self.cta_fenced.discard((c, t))
 
     def _rmw_chain(self, flat0, ctas, acquire: bool) -> None:
         """Atomics of one instruction, lane by lane: each reads what the earlier ones published
@@ -341,7 +389,7 @@ class Order:
             f = int(flat[k])
             words = range(f // 4, (f + w + 3) // 4)
             wfloor = max(self.floor.get((o, x), 0) for x in words)
-            lag = now - self._lag()
+            lag = now - self._lag() if not self.late else now + DELAY[1]
             tau_all = max(wfloor, self.acq.get(o, 0), lag)         # stores of other CTAs
             tau_cta = max(tau_all, self.acq_cta.get(o, 0))          # stores of this CTA's warps
             cta = o // M.warps_per_cta
@@ -400,3 +448,85 @@ class Order:
                 out.append({"address": GLOBAL_BASE + lo, "bytes": hi - lo, "writer_cta": wcta,
                             "writer_warp": wobs % self.M.warps_per_cta, "step": t})
         return out
+
+
+# ---------------------------------------------------------------------------------- load buffering
+def hoist_stores(M) -> int:
+    """Relaxed memory only: a weak or ``.relaxed`` global store right after a weak or ``.relaxed``
+    global load of the same thread, reading no register the load writes (no dependence), may be
+    performed before it, as the PTX memory model allows (no order between them without a fence,
+    a dependence or acquire/release). At run time, for a seeded half of the executions and when
+    no active thread's two accesses touch the same 16-byte span, the store goes first and the path
+    then lets a sibling path run before it loads (the load stays pending while other threads run).
+    That is what produces load buffering's weak outcome (T0 r0=x; y=1 | T1 r1=y; x=1 with
+    r0 = r1 = 1). Returns the number of such pairs."""
+    from isa.ptx.registers import registers
+
+    o = M.order
+    n = 0
+    for pc in range(len(M.prog) - 1):
+        c1, m1 = M.canon[pc]
+        c2, m2 = M.canon[pc + 1]
+        if c1 != "ld" or c2 != "st" or "global" not in m1 or "global" not in m2:
+            continue
+        s1, s2 = o.sem[pc], o.sem[pc + 1]
+        if s1.acquire or s2.release or M.prog[pc][0] != 0 or M.prog[pc + 1][0] != 0:
+            continue
+        i1, i2 = M.instructions[pc], M.instructions[pc + 1]
+        w1 = set(registers(i1).writes)
+        r2 = set(registers(i2).reads) | ({i2.guard.register} if i2.guard is not None else set())
+        if w1 & r2:
+            continue
+        a1 = next((x for x in i1.operands if isinstance(x, _Address)), None)
+        a2 = next((x for x in i2.operands if isinstance(x, _Address)), None)
+        if a1 is None or a2 is None:
+            continue
+        M.prog[pc] = (1, _hoisted(M, pc, M.prog[pc][1], M.prog[pc + 1][1], M.address(a1, i1)[1],
+                                  M.address(a2, i2)[1]))
+        n += 1
+    return n
+
+
+from isa.ir import Address as _Address  # noqa: E402
+
+
+def _hoisted(M, pc, load, store, afn1, afn2):
+    pending = M.order.hoist_pending     # id() of stack entries whose store went first, load to come
+
+    def run(M, stack, top):
+        m = top.arg
+        key = id(top)
+        if key in pending:              # resumed after a sibling ran: the load, then past the store
+            pending.discard(key)
+            late_load(m)
+            top.pc = pc + 2
+            return
+        lanes = M.lanes_of(m)
+        sub = None if m is None else lanes
+        a1 = afn1(sub).astype(np.int64)
+        a2 = afn2(sub).astype(np.int64)
+        apart = bool(np.all((a1 // 16 != a2 // 16) & ((a1 + 15) // 16 != a2 // 16) & (a1 // 16 != (a2 + 15) // 16)))
+        if not apart or top.rpc == pc + 1 or M.order.hoist_rng.integers(0, 2) == 0:
+            load(m)
+            top.pc = pc + 1
+            return
+        M.pc_warps[pc + 1] += top.warps
+        M.pc_threads[pc + 1] += top.threads
+        store(m)
+        for j in range(len(stack) - 2, -1, -1):       # a sibling path runs before the load
+            e = stack[j]
+            if e.threads and id(e) not in M.parked_ids and id(e) not in pending and not (e.mask & top.mask).any():
+                stack[j:] = stack[j + 1:] + [e]
+                pending.add(key)
+                return
+        late_load(m)
+        top.pc = pc + 2
+
+    def late_load(m):
+        """The load after its store went first: performed late, it reads what is visible DELAY steps on."""
+        M.order.late = True
+        try:
+            load(m)
+        finally:
+            M.order.late = False
+    return run

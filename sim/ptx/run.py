@@ -206,6 +206,11 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
         from sim.timing.vectorize import merged_loads
 
         ws = WarpStreams(M.tpc // 32, merged_loads(M))
+        if M.asyncs is not None:          # the timing model waits where the functional semantics complete
+            from sim.timing.completions import AsyncLog
+
+            ws.async_log = AsyncLog()
+            ws.on_async = ws.async_log.on_async      # the streams listener also takes the AsyncEvents
         M._set_listeners(list(listeners) + [ws])
         tinfo = (occ, regs, ws, starts, sampled)
     t1 = time.perf_counter()
@@ -232,6 +237,10 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
         t3 = time.perf_counter()
         tm = T.predict(M, ws, occ, regs, simulated=starts, sampled=sampled, gmem=gmem, trace=trace)
         tm["predict_seconds"] = time.perf_counter() - t3 + (t2 - t1)
+        from analyzer.plot import work_by_kind
+
+        # operations by kind of peak over the launch: exact counts of the CTAs run, scaled when sampled
+        tm["work"] = work_by_kind(M.infos, M.pc_threads, M.ncta / tm["simulated_ctas"] if sampled else 1.0)
         M._set_listeners(listeners)
         return RunResult(fn.name, stats, list(M.problems.items), tm, sampled, not sampled)
     return RunResult(fn.name, stats, list(M.problems.items))
@@ -370,6 +379,8 @@ def _stats(M: LaunchState, mstats) -> dict:
         "thread_instructions": int(sum(M.pc_threads)),
         "opcodes": opcodes,
         "opcode_threads": threads_by_op,
+        # thread executions of each of the kernel's instructions (index into Function.instructions)
+        "threads_by_instruction": {pc: pct[pc] for pc in range(len(M.code[0])) if pct[pc]},
         "warp_instructions_by_line": lines,
         "bytes_by_space": {s: M.bytes_load.get(s, 0) + M.bytes_store.get(s, 0) for s in spaces},
         "load_bytes_by_space": dict(M.bytes_load),

@@ -14,6 +14,12 @@ def render(tm: dict) -> str:
            f"  (+ {tm['launch_overhead']:.0f} launch)",
            f"    bound                   {tm['bound']}",
            f"    IPC (per SM)            {tm['ipc']:14.2f}"]
+    work = tm.get("work") or {}
+    if work:
+        dram = (mem.get("dram_bytes_read") or 0.0) + (mem.get("dram_bytes_write") or 0.0)
+        tot = sum(work.values())
+        out.append("    work (launch)           " + ", ".join(f"{k} {v:.4g}" for k, v in work.items())
+                   + f" OP; {tot / tm['seconds']:.4g} OP/s" + (f", {tot / dram:.3g} OP per DRAM byte" if dram else ""))
     pipes = sorted(tm["pipes"].items(), key=lambda kv: -kv[1]["utilization"])
     out.append("    pipe utilisation        " + ", ".join(f"{k} {100 * v['utilization']:.1f}%" for k, v in pipes
                                                           if v["utilization"] > 0.001))

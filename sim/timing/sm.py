@@ -111,8 +111,12 @@ def op_facts(state, P: H200Params) -> list[OpFacts]:
         elif unit == U.SFU:
             pipe, lat, cause = "xu", L["mufu_ex2"], "short_scoreboard"
         elif unit == U.INT:
-            if fam in ("add", "sub", "add.cc", "sub.cc", "addc", "subc"):
+            if fam in ("add", "sub"):           # IADD3, or IMAD.IADD on the FMA pipe
+                pipe, lat = "int", L["iadd"]
+            elif fam in ("add.cc", "sub.cc", "addc", "subc"):
                 lat = L["iadd"]
+            elif fam in ("mov", "shl"):        # MOV / SHF, or IMAD.MOV / IMAD.SHL
+                pipe = "int"
             elif fam in ("mul", "mad", "mul24", "mad24", "mad.cc", "madc", "dp4a", "dp2a"):
                 pipe, lat = "fma", L["ffma"]
         elif unit == U.CONTROL:
@@ -195,7 +199,7 @@ class SM:
 
     def __init__(self, facts: list[OpFacts], P: H200Params, *, ctas_per_sm: int, warps_per_cta: int,
                  l1_lines: int, l2_hit: float, dram_bpc: float, l2_bpc: float, trace: bool = False,
-                 leaders=frozenset()):
+                 leaders=frozenset(), dram_latency: float | None = None):
         self.f, self.P, self.k, self.wpc = facts, P, max(1, ctas_per_sm), warps_per_cta
         pp = P.pipes
         self.sub = [{n: Unit(n, pp[n]) for n in ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma_sync")}
@@ -215,6 +219,7 @@ class SM:
         self.trace = trace
         self.stalls = Stalls()
         self.leaders = leaders      # pcs of loads ptxas merges into vector loads (sim.timing.vectorize)
+        self.dram_latency = P.lat["global_dram"] if dram_latency is None else dram_latency   # loaded latency
 
     def _l1(self, lines) -> int:
         """Lines of a load that hit (LRU; a miss allocates the line)."""
@@ -230,14 +235,25 @@ class SM:
                     c.popitem(last=False)
         return hits
 
-    def run(self, ctas: list[list[list]]) -> SMRun:
+    def run(self, ctas: list[list[list]], ids: list[int] | None = None, waits: dict | None = None) -> SMRun:
+        """Replay ``ctas`` (per CTA, per warp, the stream records). ``ids``: their launch CTA ids and
+        ``waits``: :meth:`sim.timing.completions.AsyncLog.by_warp` -- then every asynchronous wait
+        waits for the modelled completion of exactly the issues the functional semantics completed
+        there (commit groups are not counted here)."""
         f, L, P = self.f, self.P.lat, self.P
+        use_log = waits is not None and ids is not None
+        gw_of: list = []                  # per warp: global warp id (with the log)
+        adone: dict = {}                  # (global warp, position) of an async issue -> modelled completion
         mio_q, lg_q = P.pipes["mio_queue"], P.pipes["lg_queue"]
-        l2_lat, dram_lat = L["global_l2"], L["global_dram"]
+        l2_lat, dram_lat = L["global_l2"], self.dram_latency
         miss_extra = (1.0 - self.l2_hit) * (dram_lat - l2_lat)
         lds, conflict = L["lds"], L["lds_per_conflict_way"]
         st = self.stalls
-        add = st.add
+        cyc: dict = {}                      # stall cycles per cause, summed here, given to st at the end
+
+        def add(cause, v):
+            if v > 0:
+                cyc[cause] = cyc.get(cause, 0.0) + v
         sub = self.sub
         shared, l1, l2, dram, gmma, sq = self.shared, self.l1, self.l2, self.dram, self.gmma, self.sq
         nregs = 1 + max((max(x.reads + x.writes, default=0) for x in f), default=0)
@@ -259,7 +275,8 @@ class SM:
         cta_slot = []
         issued = 0
         l1_hit = l1_tot = l2_sec = 0.0
-        slices = [] if self.trace else None
+        trace = self.trace
+        slices = [] if trace else None
         nxt = 0
         free_slots = list(range(self.k))
 
@@ -278,6 +295,7 @@ class SM:
                 cta_of.append(c)
                 reg_t.append([0.0] * nregs)
                 reg_c.append([None] * nregs)
+                gw_of.append(ids[c] * self.wpc + w if use_log else None)
                 cpg.append([0.0, []])
                 wgg.append([0.0, []])
                 vdone.append({})
@@ -327,10 +345,19 @@ class SM:
                     heappush(w, g)
                     continue
             op = f[pc]
-            u = sub[sp][op.pipe] if op.pipe is not None and not free else None
+            pn = op.pipe
+            if pn is None or free:
+                u = None
+            elif pn == "int":
+                # ptxas puts simple integer ops on whichever of the ALU and FMA pipes has room
+                # (IADD3/MOV or IMAD.IADD/IMAD.MOV): the ALU when it is free, else the first free
+                a_, f_ = sub[sp]["alu"], sub[sp]["fma"]
+                u = a_ if a_.free_at <= max(r, f_.free_at) else f_
+            else:
+                u = sub[sp][pn]
             if u is not None and u.free_at > r:
                 add("math_pipe_throttle" if op.pipe != "lsu" else "mio_throttle", u.free_at - r)
-                heapq.heappush(heap, (u.free_at, g, g))
+                heappush(heap, (u.free_at, g, g))
                 continue
             if acc is not None and not free:
                 wait, why = r, None
@@ -346,7 +373,7 @@ class SM:
                                 wait, why = at, "lg_throttle"
                 if wait > r:
                     add(why, wait - r)
-                    heapq.heappush(heap, (wait, g, g))
+                    heappush(heap, (wait, g, g))
                     continue
             t = r
             if not free:
@@ -356,8 +383,11 @@ class SM:
                     ns += len(slot_wait[sp])
                     ver[sp] += 1
                     heappush(heap, (t + 1.0, slot_wait[sp][0], -1 - sp, ver[sp]))
-            if u is not None:
-                u.reserve(t)
+            if u is not None:                           # Unit.reserve(t), inlined: u is free at t
+                occ = u.interval
+                u.free_at = t + occ
+                u.busy += occ
+                u.work += 1
             done, cause = t + op.lat, op.cause
             after = t if free else t + 1.0
             after_cause = None
@@ -374,6 +404,9 @@ class SM:
                             vdone[g][pc] = d
                         if kind == "async_store":
                             cpg[g][0] = max(cpg[g][0], d)
+                            if use_log:
+                                k_ = (gw_of[g], ip[g])
+                                adone[k_] = max(adone.get(k_, 0.0), d)
                         else:
                             done, cause = max(done, d), "short_scoreboard"
                     elif space == "g":
@@ -397,6 +430,9 @@ class SM:
                                 d = s0 + L["global_l1"]
                             if kind == "async_load" or op.special is None and op.writes == ():
                                 cpg[g][0] = max(cpg[g][0], d)
+                                if use_log:
+                                    k_ = (gw_of[g], ip[g])
+                                    adone[k_] = max(adone.get(k_, 0.0), d)
                             else:
                                 done, cause = max(done, d), "long_scoreboard"
                         elif kind == "store":
@@ -420,6 +456,8 @@ class SM:
                     if op.smem_wf:                       # operand fetch on the shared-memory data path
                         shared.reserve(t, op.smem_wf)
                     wgg[g][0] = max(wgg[g][0], s0 + op.lat)
+                    if use_log:
+                        adone[(gw_of[g], ip[g])] = s0 + op.lat
                     done = t + 1.0
                 elif sp_ == "wg_commit":
                     wgg[g][1].append(wgg[g][0])
@@ -427,6 +465,8 @@ class SM:
                 elif sp_ == "cp_commit":
                     cpg[g][1].append(cpg[g][0])
                     cpg[g][0] = 0.0
+                elif sp_ in ("wg_wait", "cp_wait") and use_log:
+                    pass                 # the functional completions decide (below)
                 elif sp_ in ("wg_wait", "cp_wait"):
                     grp = wgg[g] if sp_ == "wg_wait" else cpg[g]
                     keep = int(op.arg)
@@ -442,7 +482,14 @@ class SM:
                     d = sq.drained_at(t)
                     if d > after:
                         after, after_cause = d, "membar"
-            if self.trace and len(slices) < 200000:
+            if use_log:
+                deps = waits.get(gw_of[g])
+                deps = deps.get(ip[g]) if deps else None
+                if deps:
+                    w_ = max(adone.get(k_, 0.0) for k_ in deps)
+                    if w_ > after:
+                        after, after_cause = w_, ("gmma" if op.special == "wg_wait" else "long_scoreboard")
+            if trace and len(slices) < 200000:
                 slices.append(Slice(f"SM 0 sub-partition {sp}", f"warp {g}", op.opcode, t, max(done, t + 1),
                                     "issue", {"line": op.line}))
             rt, rc = reg_t[g], reg_c[g]
@@ -479,9 +526,11 @@ class SM:
                 if rt[x] > ready:
                     ready, why = rt[x], rc[x]
             if ready > t + 1.0 and why is not None:
-                add(why, ready - t - 1.0)
-            heapq.heappush(heap, (ready, g, g))
+                cyc[why] = cyc.get(why, 0.0) + (ready - t - 1.0)
+            heappush(heap, (ready, g, g))
         add("not_selected", ns)
+        for cause, v in cyc.items():
+            st.add(cause, v)
         cycles = max(cta_end, default=0.0)
         busy = {}
         for name in ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma"):

@@ -51,3 +51,68 @@ def test_unknown_machine_is_an_error_for_ascend_too(capsys):
     assert capsys.readouterr().err == "error: no machine model 'nope'\n  expected one of: davinci-a2, h200\n"
     assert main([vadd, "--machine", "davinci-a2", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["kernels"][0]["dynamic"]["roofline"] is None
+
+
+def test_ascend_reports_use_the_meta_shapes_and_omit_ptx_only_fields(capsys):
+    """Issue 15: FLOPs and global bytes were 0 for a GEMM that `kernlens run` executes; registers,
+    shared and local memory (PTX-only) were printed."""
+    from analyzer.cli import main
+
+    path = str(EXAMPLES / "ascend" / "gemm_f16_256x192x320.asm")
+    assert main([path, "--format", "json"]) == 0
+    k = json.loads(capsys.readouterr().out)["kernels"][0]
+    for key in ("registers", "shared_bytes", "shared", "local_bytes", "spills"):
+        assert key not in k
+    w = k["work_from_meta"]
+    assert w["flops"] == 2 * 256 * 192 * 320 == 31_457_280
+    assert w["global_bytes"] == (256 * 320 + 320 * 192 + 256 * 192) * 2 == 385_024
+    assert k["flops"]["total"] == 31_457_280 and k["flops"]["basis"] == ".meta shapes"
+    assert k["bytes"]["global"] == 385_024 and abs(k["intensity"] - 31_457_280 / 385_024) < 1e-12
+    assert main([path]) == 0
+    text = capsys.readouterr().out
+    assert "FLOPs              31,457,280 per launch (2 x m x n x k (.meta))" in text
+    assert "global bytes       ≥ 385,024 per launch" in text
+    assert "registers" not in text and "shared memory" not in text and "local memory" not in text
+    # an s8 GEMM counts integer ops; a reduction rows x (cols - 1) adds
+    assert main([str(EXAMPLES / "ascend" / "gemm_s8_requant.asm"), "--format", "json"]) == 0
+    w = json.loads(capsys.readouterr().out)["kernels"][0]["work_from_meta"]
+    assert w["int_ops"] == 2 * 100 * 96 * 160 and w["global_bytes"] == 100 * 160 + 160 * 96 + 100 * 96
+    assert main([str(EXAMPLES / "ascend" / "reduce_sum_f16.asm"), "--format", "json"]) == 0
+    w = json.loads(capsys.readouterr().out)["kernels"][0]["work_from_meta"]
+    assert (w["flops"], w["global_bytes"]) == (300 * 999, 300 * 1000 * 2 + 300 * 2)
+
+
+def _mix_file(tmp_path):
+    from tests.sim.ascend.test_mix import AIC, AIV, PARAMS
+
+    p = PARAMS.format(n=256)
+    path = tmp_path / "mix.asm"
+    path.write_text(".mix k k_aic k_aiv\n" + AIC.format(params=p, set="ffts_cross_core_sync PIPE_FIX, 2, 0")
+                    + AIV.format(params=p, wait="wait_flag_dev 0"))
+    return path
+
+
+def test_a_mix_kernels_expectations_are_checked_once_on_both_segments(tmp_path, capsys):
+    from analyzer.cli import main
+
+    path = _mix_file(tmp_path)
+    # the cube segment has the CUBE, the vector segment the VECTOR: both hold for the mix kernel
+    assert main([str(path), "--expect", "CUBE>=1", "--expect", "VECTOR>=1", "--forbid", "FP32_FMA",
+                 "--format", "json"]) == 0
+    aic, aiv = json.loads(capsys.readouterr().out)["kernels"]
+    assert (aic["name"], aiv["name"], aic["mix"], aiv["mix"]) == ("k_aic", "k_aiv", "k", "k")
+    assert aiv["expectations"] == []
+    cube, vector, _ = aic["expectations"]
+    assert (cube["found"], cube["segments"], cube["result"]) == (1, {"k_aic": 1, "k_aiv": 0}, "pass")
+    assert (vector["found"], vector["segments"], vector["result"]) == (1, {"k_aic": 0, "k_aiv": 1}, "pass")
+    text = path.read_text().splitlines()
+    assert [text[n - 1].split()[0] for n in vector["lines"]] == ["vadds.f32"]       # a line of the vector half
+    # a failing one fails once, with the nearest instructions of the segment that has them
+    assert main([str(path), "--expect", "VECTOR_F16>=1"]) == 1
+    out = capsys.readouterr().out
+    assert out.count("FAIL mix kernel 'k': expected VECTOR_F16 >= 1, found 0 (k_aic 0, k_aiv 0)") == 1
+    assert "nearest instructions in k_aiv:" in out and "vadds.f32 ub[512]" in out
+    assert main([str(path), "--forbid", "MTE3", "--format", "sarif"]) == 1
+    (res,) = [r for r in json.loads(capsys.readouterr().out)["runs"][0]["results"] if r["ruleId"] == "KL002"]
+    line = res["locations"][0]["physicalLocation"]["region"]["startLine"]
+    assert res["properties"]["kernel"] == "k" and text[line - 1].split()[0] == "copy_ubuf_to_gm"

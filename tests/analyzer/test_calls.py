@@ -54,6 +54,10 @@ def test_the_shuffle_and_atomic_of_called_functions_are_found(weak):
                                "line 45 calls __fAtomicAdd)")
     assert r.call_site(k) == next(j for j, i in enumerate(r.function.instructions) if i.span.line == 236)
     assert [c["callee"][-20:] for c in r.to_json()["calls"]] == ["_shfl_down_syncEjfji", "d09b839atomicAddEPff"]
+    if weak:                                   # and the simulator runs the .weak functions' bodies
+        x, out = np.arange(64, dtype=np.float32), np.zeros(1, np.float32)
+        res = sim.run_kernel(isa.loads(text, "weak.ptx"), KERNEL, (1, 1, 1), (64, 1, 1), [x, out, np.int32(64)])
+        assert out[0] == x.sum() and res.stats["opcode_threads"]["atom.add.f32"] == 2
 
 
 def test_dynamic_counts_follow_the_simulator(simulated):
@@ -62,9 +66,13 @@ def test_dynamic_counts_follow_the_simulator(simulated):
     ops = simulated["opcode_threads"]
     # every lane 0 of the 8 warps calls atomicAdd once: exact, as the simulator executes it
     assert dyn["mix"]["ATOMIC"] == ops["atom.add.f32"] == 8 and dyn["mix_exact"]["ATOMIC"]
-    # the shuffle loop's trip count is not derived (-G code compares through not.pred): an estimate
-    assert dyn["mix"]["SHUFFLE"] > 0 and not dyn["mix_exact"]["SHUFFLE"]
-    assert ops["shfl.sync.down.b32"] == 256 * 5
+    # the shuffle loop (off = 16, 8, 4, 2, 1: -G code tests through not.pred and carries off
+    # through copies and a shift) is run through its exit test: 5 iterations, exact
+    assert [lo["iterations"] for lo in r.to_json()["loops"]] == [5]
+    assert dyn["mix"]["SHUFFLE"] == ops["shfl.sync.down.b32"] == 256 * 5 and dyn["mix_exact"]["SHUFFLE"]
+    # every executed instruction, the callees' included, as the simulator counts them
+    assert dyn["instructions"] == {"value": simulated["thread_instructions"], "exact": True}
+    assert dyn["bytes"]["param"]["value"] == simulated["bytes_by_space"]["param"]
     # generic ld.f32 [%rd5] (kernel pointer + offset) and atom.add.f32 [%rd1] (the pointer passed
     # down two calls) are global: 4 bytes per executed load and atomic, as the simulator counts them
     assert dyn["bytes"]["global"]["value"] == 4 * (ops["ld.f32"] + ops["atom.add.f32"]) == 1056
@@ -156,3 +164,20 @@ def test_generic_accesses_resolve_where_the_address_is_known():
     assert r.classes["STORE_SHARED"] == 1 and r.classes["LOAD_SHARED"] == 1 and r.classes["STORE_GENERIC"] == 1
     assert r.classes["STORE_GLOBAL"] == 1 and r.classes["LOAD_GLOBAL"] == 1
     assert any("1 generic memory instruction(s) whose address is not traced" in n for n in r.dynamic()["notes"])
+
+
+def test_indirect_and_external_calls_are_said():
+    text = RECURSIVE.replace("  mov.u64 %rd2, sm;", """  {
+  .param .b32 c;
+  .param .b32 d;
+  st.param.b32 [c], 1;
+  call (d), %rd1, (c), proto;
+  call.uni (d), vprintf, (c);
+  }
+  mov.u64 %rd2, sm;""").replace(".visible .entry k", """.extern .func (.param .b32 r) vprintf(.param .b32 a);
+.visible .entry k""").replace("  .shared .align 4 .b32 sm[32];", """  .shared .align 4 .b32 sm[32];
+  proto: .callprototype (.param .b32 _) _ (.param .b32 _);""")
+    r = analyze_module(isa.loads(text, "calls.ptx"))[0]
+    notes = r.dynamic()["notes"]
+    assert "k: 1 indirect call(s) (through a register): the callee is not known here, its body is not counted" in notes
+    assert "k: calls of functions without a body in this file (vprintf) are counted as the call only" in notes

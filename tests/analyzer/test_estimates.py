@@ -110,3 +110,48 @@ def test_guesses_are_marked_beside_the_numbers_and_in_json(tmp_path, capsys):
     k = json.loads(capsys.readouterr().out)["kernels"][0]
     assert k["dynamic"]["basis"] == "estimate"
     assert {g["line"] for g in k["dynamic"]["guesses"] if g["what"] == "loop iterations"} == {78, 168}
+
+
+def test_measured_counts_replace_the_estimates_and_say_so():
+    """After a run, reports use the measured counts (basis 'measured', no guesses)."""
+    stats, spec = _simulated("reduce_sum")
+    r = _report("reduce_sum", grid=spec.grid, block=spec.block)
+    est = r.dynamic()
+    assert est["basis"] == "estimate" and est["guesses"]          # n unknown: the loop count is a guess
+    r.use_measured(stats["threads_by_instruction"])
+    dyn = r.dynamic()
+    assert dyn["basis"] == "measured" and dyn["guesses"] == [] and dyn["exact"] is True
+    assert dyn["notes"] == ["counts measured: this launch run on the functional simulator"]
+    assert dyn["instructions"] == {"value": stats["thread_instructions"], "exact": True}
+    # 5000 inputs: one add per element in the grid-stride loop, 5 shuffle rounds per warp and the
+    # block-level combine; the estimate (16 iterations assumed) said 13,952
+    assert est["flops"]["value"] == 13952 and dyn["flops"]["value"] == 10760
+    assert dyn["mix"]["ATOMIC"] == stats["opcode_threads"]["atom.global.add.f32"] == 4
+    assert dyn["bytes"]["global"]["value"] == 5000 * 4 + 4 * 4
+
+
+def test_kernlens_run_reports_measured_work(capsys):
+    from kernlens.cli import main
+
+    args = ["run", str(EXAMPLES / "ptx" / "reduce_sum.sm_90.ptx"), "--launch", f"{EXAMPLES / 'manifest.json'}#reduce_sum"]
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "top opcodes (warp-instructions per launch): mov.u32 416" in text
+    assert ("work per launch (measured: the counts of this run): FLOPs 10,760 (f32 10,760), int ops 0, "
+            "global bytes 20,032, intensity 0.54 FLOP/B, memory-bound on h200 (roofline)") in text
+    assert main(args + ["--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    w = out["measured_work"]
+    assert (w["basis"], w["flops"], w["global_bytes"], w["bound"]) == ("measured", 10760, 20032, "memory")
+    assert "threads_by_instruction" not in out["stats"]
+
+
+def test_totals_say_per_thread_or_per_launch(capsys):
+    path = str(EXAMPLES / "ptx" / "hgemm_wmma.sm_90.ptx")
+    assert validate_kernel([path, "--param", "K=64"]) == 0
+    text = capsys.readouterr().out
+    assert "per thread (give --grid and --block for whole-launch totals)" in text
+    assert "1024 per thread f16 1024" in text and "160 per thread" in text
+    assert validate_kernel([path, "--param", "K=64", "--grid", "2,3,1", "--block", "32,1,1"]) == 0
+    text = capsys.readouterr().out
+    assert "per launch: 192 threads (grid 2x3x1, block 32x1x1)" in text and "196,608 per launch f16 196,608" in text

@@ -165,3 +165,12 @@ def test_text_opcode_tables_show_the_25_most_frequent_and_how_many_more(sass_too
     assert got[:25] == [[n, str(c)] for n, c in top[:25]]
     assert len(sass) > 25 and got[25] == [f"... {len(sass) - 25} more", ""]
     assert len(ptx) <= 25 and rows(ptx_part) == [[n, str(c)] for n, c in sorted(ptx.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def test_sass_of_a_kernel_with_calls_through_registers(sass_tools, capsys):
+    # its listing has relocated code addresses (32@lo((k + .L_x_0@srel))) and RET.ABS.NODEC R20 0x0
+    code, out, err = run(capsys, EXAMPLES / "ptx" / "calls" / "reduce_calls_G.sm_90.ptx", "--sass",
+                         "--expect", "sass:CALL>=1", "--format", "json")
+    assert code == 0, err
+    s = json.loads(out)["kernels"][0]["sass"]
+    assert s["available"] and s["opcodes"]["CALL.ABS.NOINC"] >= 1 and s["classes"]["CALL"] >= 1

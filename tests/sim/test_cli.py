@@ -276,3 +276,10 @@ def test_ascend_run_errors_are_exit_2(files, capsys):
 def test_ascend_only_options_are_refused_for_ptx_runs(files, capsys, opt):
     assert main(["run", str(files / "k.ptx"), "--launch", str(files / "spec.json")] + opt) == 2
     assert f"error: {opt[0]} is for Ascend-like runs" in capsys.readouterr().err
+
+
+def test_ascend_gemm_rate_has_units(capsys):
+    """'14.7 for the cores used' had no unit (issue 15)."""
+    assert main(["run", str(ROOT / "examples" / "ascend" / "gemm_f16_256x192x320.asm")]) == 0
+    line = next(l for l in capsys.readouterr().out.splitlines() if "peak" in l)
+    assert "TFLOP/s of 353.9 TFLOP/s peak" in line and "the 24 cube core(s) used peak at 353.9 TFLOP/s" in line

@@ -161,3 +161,26 @@ def test_manifest_lookup_by_kernel_name_and_errors(corpus):
         L.load_launch(f"{corpus / 'manifest.json'}#nope")
     with pytest.raises(InputError, match="needs an entry"):
         L.load_launch(corpus / "manifest.json")
+
+
+def test_npz_inputs_that_do_not_fit_their_dtype_are_errors(tmp_path):
+    """Issue 15: values converted silently to the spec's dtype (3.7 -> 3, 300 -> 127 for s8)."""
+    s = L.parse_launch(SPEC, name="demo")
+    d = L.build_inputs(s)
+    base = {f"in_{k}": v for k, v in d.items()}
+
+    def load(**over):
+        np.savez(tmp_path / "x.npz", **{**base, **over})
+        return L.load_inputs(s, tmp_path / "x.npz")
+
+    with pytest.raises(InputError, match=r"in_i \(float64\) for buffer i \(s8\): 3\.7 is not an integer"):
+        load(in_i=np.full(16, 3.7))
+    with pytest.raises(InputError, match=r"buffer i \(s8\): values from 0 to 300 do not fit s8 \[-128, 127\]"):
+        load(in_i=np.arange(16) * 20)
+    with pytest.raises(InputError, match=r"buffer y \(f16\): an unsigned array .* \(arr\.view\(np\.float16\)\)"):
+        load(in_y=np.full(8, 0x3E00, np.uint16))
+    with pytest.raises(InputError, match=r"scalar n \(s32\): 2\.5 is not an integer"):
+        load(in_n=np.float64(2.5))
+    # what fits passes: integral floats for integers, the f16 bit patterns viewed as float16
+    got = load(in_i=np.arange(16, dtype=np.float64), in_y=np.full(8, 0x3E00, np.uint16).view(np.float16), in_n=9.0)
+    assert got["i"].tolist() == list(range(16)) and got["y"].tolist() == [1.5] * 8 and got["n"] == 9

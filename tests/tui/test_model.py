@@ -186,3 +186,29 @@ def test_one_analysis_in_the_inspector():
     for name in ("match_pattern", "_manifest_expectations", "_describer", "_apply_analyzer"):
         assert not hasattr(tui.analysis, name), name
     assert not (Path(tui.analysis.__file__).parent / "analyzer_bridge.py").exists()
+
+
+def test_a_run_makes_the_analysis_measured():
+    """After the Run tab's run, the views show the run's measured counts and say so (issue 15)."""
+    from tui import runs
+
+    doc = load_file(str(EXAMPLES / "ptx" / "reduce_sum.sm_90.ptx")).kernels[0]
+    assert doc.analysis.provider == "analyzer" and doc.analysis.dynamic_exact is False
+    r = runs.simulate(doc, spec_path=f"{EXAMPLES / 'manifest.json'}#reduce_sum")
+    a = r.analysis
+    assert a.provider == "analyzer, measured counts of the last run"
+    assert a.work_note == "dynamic, per launch (measured: the counts of the last run)"
+    assert a.dynamic_exact is True and a.flops == {"f32": 10760.0}
+    atom = next(i for i, ins in enumerate(doc.fn.instructions) if ins.opcode == "atom")
+    assert a.notes[atom].dyn * 1024 == 4 and a.notes[atom].exact       # 4 of the launch's 1,024 threads
+
+
+def test_ascend_overview_uses_the_meta_shapes_and_no_ptx_fields():
+    from tui.widgets.overview import overview_markup
+
+    doc = load_file(str(EXAMPLES / "ascend" / "gemm_f16_256x192x320.asm")).kernels[0]
+    a = doc.analysis
+    assert a.flops == {"gemm (FLOPs)": 31_457_280.0} and a.bytes == {"global (at least)": 385_024.0}
+    assert abs(a.intensity - 31_457_280 / 385_024) < 1e-12
+    text = overview_markup(doc)
+    assert "Registers and shared memory" not in text and "per launch, from the .meta shapes" in text

@@ -19,34 +19,44 @@ async def _wait(pilot):
     await pilot.pause()
 
 
+WAIT = "wait for the workers"
+
+
+def _then(*steps):
+    """A ``run_before`` that waits for the app to load, then takes the steps in turn: a tuple of
+    keys is pressed (and the screen refreshed), :data:`WAIT` waits for the workers again."""
+
+    async def before(pilot):
+        await _wait(pilot)
+        for step in steps:
+            if step == WAIT:
+                await _wait(pilot)
+            else:
+                await pilot.press(*step)
+                await pilot.pause()
+
+    return before
+
+
 def _corpus(name: str) -> str:
     corpus_or_skip()
     return str(CORPUS / "ptx" / name)
 
 
 def test_code_view_triton_int8_at_the_mma(snap_compare):
-    async def before(pilot):
-        await _wait(pilot)
-        await pilot.press("slash", *"mma", "enter")
-        await pilot.pause()
+    before = _then(("slash", *"mma", "enter"))
 
     assert snap_compare(InspectorApp([_corpus("tt_matmul_int8.sm_80.ptx")]), terminal_size=SIZE, run_before=before)
 
 
 def test_overview_hgemm_half2(snap_compare):
-    async def before(pilot):
-        await _wait(pilot)
-        await pilot.press("2")
-        await pilot.pause()
+    before = _then(("2",))
 
     assert snap_compare(InspectorApp([_corpus("hgemm_half2.sm_80.ptx")]), terminal_size=SIZE, run_before=before)
 
 
 def test_loops_sgemm_smem_tiled(snap_compare):
-    async def before(pilot):
-        await _wait(pilot)
-        await pilot.press("3")
-        await pilot.pause()
+    before = _then(("3",))
 
     assert snap_compare(InspectorApp([_corpus("sgemm_smem_tiled.sm_90.ptx")]), terminal_size=SIZE, run_before=before)
 
@@ -64,8 +74,7 @@ def test_run_tab_with_recorded_check_softmax(snap_compare):
 def test_error_panel(snap_compare, monkeypatch):
     monkeypatch.chdir(DATA)
 
-    async def before(pilot):
-        await _wait(pilot)
+    before = _then()
 
     assert snap_compare(InspectorApp(["bad_opcode.ptx"]), terminal_size=(100, 20), run_before=before)
 
@@ -77,10 +86,7 @@ EXAMPLE_PTX = sorted((EXAMPLES / "ptx").glob("*.sm_80.ptx")) if (EXAMPLES / "ptx
 def test_code_view_examples(snap_compare, path, monkeypatch):
     monkeypatch.chdir(EXAMPLES.parent)
 
-    async def before(pilot):
-        await _wait(pilot)
-        await pilot.press("slash", *"ld.global", "enter")
-        await pilot.pause()
+    before = _then(("slash", *"ld.global", "enter"))
 
     rel = str(path.relative_to(EXAMPLES.parent))
     assert snap_compare(InspectorApp([rel], source_dirs=["examples/cuda"]), terminal_size=SIZE, run_before=before)
@@ -103,11 +109,7 @@ def steady_clock(monkeypatch):
 def test_run_tab_oob_write_problem(snap_compare, steady_clock, monkeypatch):
     monkeypatch.chdir(EXAMPLES.parent)
 
-    async def before(pilot):
-        await _wait(pilot)
-        await pilot.press("r")
-        await _wait(pilot)
-        await _wait(pilot)
+    before = _then(("r",), WAIT, WAIT)
 
     assert snap_compare(InspectorApp(["examples/ptx/bugs/oob_write.sm_90.ptx"]), terminal_size=(150, 44),
                         run_before=before)
@@ -116,13 +118,7 @@ def test_run_tab_oob_write_problem(snap_compare, steady_clock, monkeypatch):
 def test_code_view_heat_column_sgemm_tiled(snap_compare, steady_clock, monkeypatch):
     monkeypatch.chdir(EXAMPLES.parent)
 
-    async def before(pilot):
-        await _wait(pilot)
-        await pilot.press("r")
-        await _wait(pilot)
-        await _wait(pilot)
-        await pilot.press("g", *"105", "enter")
-        await pilot.pause()
+    before = _then(("r",), WAIT, WAIT, ("g", *"105", "enter"))
 
     app = InspectorApp(["examples/ptx/sgemm_tiled.sm_90.ptx"], source_dirs=["examples/cuda"])
     assert snap_compare(app, terminal_size=SIZE, run_before=before)
@@ -131,11 +127,7 @@ def test_code_view_heat_column_sgemm_tiled(snap_compare, steady_clock, monkeypat
 def test_timeline_ascend_vadd(snap_compare, steady_clock, monkeypatch):
     monkeypatch.chdir(EXAMPLES.parent)
 
-    async def before(pilot):
-        await _wait(pilot)
-        await pilot.press("5")
-        await _wait(pilot)
-        await _wait(pilot)
+    before = _then(("5",), WAIT, WAIT)
 
     assert snap_compare(InspectorApp(["examples/ascend/vadd_f16.asm"]), terminal_size=(150, 52), run_before=before)
 
@@ -150,11 +142,7 @@ def test_timeline_ptx_stand_in_run(snap_compare, monkeypatch):
     monkeypatch.setattr(backends, "timing", lambda isa: backends.Availability(True, "stand-in"))
     monkeypatch.setattr(timeline, "run_ptx_timing", lambda doc, spec, machine="h200": _run(doc))
 
-    async def before(pilot):
-        await _wait(pilot)
-        await pilot.press("5")
-        await _wait(pilot)
-        await _wait(pilot)
+    before = _then(("5",), WAIT, WAIT)
 
     app = InspectorApp(["examples/ptx/sgemm_tiled.sm_90.ptx"], launch="examples/manifest.json#sgemm_tiled")
     assert snap_compare(app, terminal_size=SIZE, run_before=before)
@@ -166,14 +154,7 @@ def test_code_view_sass_pane_sgemm_tiled(snap_compare, sass_tools, monkeypatch):
     other tool versions may differ, so the snapshot is skipped without these tools)."""
     monkeypatch.chdir(EXAMPLES.parent)
 
-    async def before(pilot):
-        await _wait(pilot)
-        await pilot.press("v")
-        await _wait(pilot)
-        await pilot.press("g", *"110", "enter")
-        await pilot.pause()
-        await pilot.press("x")
-        await pilot.pause()
+    before = _then(("v",), WAIT, ("g", *"110", "enter"), ("x",))
 
     app = InspectorApp(["examples/ptx/sgemm_tiled.sm_90.ptx"], source_dirs=["examples/cuda"])
     assert snap_compare(app, terminal_size=(200, 44), run_before=before)      # wide: the pane's listing shows

@@ -65,12 +65,13 @@ def overview_markup(doc: KernelDoc) -> str:
     else:
         out.append("  [dim]not available: needs the analyzer's dynamic estimates and machine model[/]")
     out.append("")
-    out.append("[b]Registers and shared memory[/]")
-    regs = ", ".join(f"{n} {t}" for t, n in sorted(a.registers.items()))
-    out.append(f"  declared virtual registers: {escape(regs) or 'none'}"
-               f" [dim]({register_bits(a.registers) // 32} × 32-bit)[/]")
-    shared = f"{a.shared_bytes} B static" if a.shared_bytes is not None else "unknown"
-    out.append(f"  shared memory: {shared} {escape(a.shared_note)}")
+    if m.isa != "ascend":            # PTX-only facts
+        out.append("[b]Registers and shared memory[/]")
+        regs = ", ".join(f"{n} {t}" for t, n in sorted(a.registers.items()))
+        out.append(f"  declared virtual registers: {escape(regs) or 'none'}"
+                   f" [dim]({register_bits(a.registers) // 32} × 32-bit)[/]")
+        shared = f"{a.shared_bytes} B static" if a.shared_bytes is not None else "unknown"
+        out.append(f"  shared memory: {shared} {escape(a.shared_note)}")
     if doc.corpus and doc.corpus.truth:
         t = doc.corpus.truth
         out.append(f"  [dim]on the H200 (corpus truth, {doc.corpus.target}):[/] {t.get('regs_per_thread')} registers/thread,"

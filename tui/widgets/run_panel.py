@@ -221,6 +221,8 @@ class RunPanel(VerticalScroll):
         if result is not None or failed_run:  # a failed run clears the previous run's lists and heat
             doc.sim = result
             doc.heat = runs.heat_values(result.heat) if result is not None else {}
+            if result is not None and result.analysis is not None:
+                doc._analysis = result.analysis      # the views now show the run's measured counts
             self.app.run_finished(doc)
         if doc is not self.doc:
             return

@@ -735,12 +735,13 @@ def _mbarrier_wait(M, pc, ins, canon, ms, mods):
             return ph != (t.astype(np.uint64) & ~TOKEN).astype(np.int64)
         ok = done()
         if not ok.all():
-            M.asyncs.complete_for_mbarrier(pc, np.unique(s[~ok]))
+            M.asyncs.complete_for_mbarrier(pc, np.unique(s[~ok]), ln[~ok])
             ok = done()
         res = np.zeros(M.T, bool)
         res[ln] = ok
         d.m(res, mask)
         if ok.any():
+            M.asyncs.observe(pc, ln[ok], s[ok])
             M.spin_reset()
             return
         top.pc = nxt

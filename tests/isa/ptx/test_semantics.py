@@ -36,6 +36,11 @@ def _ins(text: str, operands=()) -> Instruction:
     ("mad.lo.s32", {"INT_ARITH"}, Unit.INT, 0, 0, Scope.LANE),
     ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", {"TENSOR_CORE"}, Unit.TENSOR, 2 * 16 * 8 * 16, 0, Scope.WARP),
     ("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", {"TENSOR_CORE"}, Unit.TENSOR, 4096, 0, Scope.WARP),
+    # m8n8k4 .f16: four 8x8x4 products per warp, one per quad-pair (ISA 9.7.14.5.1); .f64: one
+    ("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32", {"TENSOR_CORE"}, Unit.TENSOR, 4 * 2 * 8 * 8 * 4, 0, Scope.WARP),
+    ("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64", {"TENSOR_CORE"}, Unit.TENSOR, 2 * 8 * 8 * 4, 0, Scope.WARP),
+    ("mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.xor.popc", {"TENSOR_CORE"}, Unit.TENSOR, 0, 2 * 8 * 8 * 128,
+     Scope.WARP),
     ("mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32", {"TENSOR_CORE"}, Unit.TENSOR, 0, 2 * 16 * 8 * 32,
      Scope.WARP),
     ("wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32", {"TENSOR_CORE"}, Unit.TENSOR, 2 * 16 * 16 * 16, 0, Scope.WARP),

@@ -61,13 +61,15 @@ k:
         /*00a0*/                   IADD3 R1, ~R2, -0x1, INF ;
 .L_x_2:
         /*00b0*/                   EXIT ;
+        /*00c0*/                   MOV R20, 32@lo((k + .L_x_2@srel)) ;
+        /*00d0*/                   RET.ABS.NODEC R20 0x0 ;
 """
 
 
 def test_fast_reader_equals_the_grammar_on_odd_spellings():
     m = same(ODD)
     ins = m.functions[0].instructions
-    assert len(ins) == 12
+    assert len(ins) == 14
     assert [i.loc.line for i in ins[:3]] == [7, 7, 7] and (ins[3].loc.line, ins[3].loc.col) == (9, 3)
     assert ins[0].operands[0].span.col == ins[0].span.col + len("HFMA2.MMA ")
 
@@ -92,3 +94,14 @@ def test_a_bad_line_gives_the_grammars_error_with_its_place():
     with pytest.raises(ParseError) as grammar:
         P.parse(text, "t.sass", fast=False)
     assert str(fast.value) == str(grammar.value) and fast.value.span.line == 10
+
+
+def test_relocations_and_a_return_offset_parse_and_read_back():
+    # what nvdisasm prints for a call through a register (examples/ptx/calls/reduce_calls_G.sm_90.ptx)
+    from isa.ir import Expression, Immediate, Register
+
+    m = same(ODD)
+    mov, ret = m.functions[0].instructions[-2:]
+    assert mov.operands == (Register("R20"), Expression("32@lo((k + .L_x_2@srel))"))
+    assert ret.full_opcode == "RET.ABS.NODEC" and ret.operands == (Register("R20"), Immediate(0))
+    assert P.parse(m.emit()) == m

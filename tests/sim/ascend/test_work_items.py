@@ -26,3 +26,19 @@ def test_work_items_are_named():
 
 def test_mad_work_counts_fractals():
     assert Mad(8, "f16").kind == "mad" and Mad(8, "f16").fractals == 8
+
+
+def test_gm_unique_bytes_are_the_distinct_bytes_accessed():
+    """unique_bytes <= bytes (issue 15: 81,920 moved with 82,432 'unique' counted in 512-B blocks)."""
+    from isa.generate.gemm import GemmConfig, gemm_kernel
+    from isa.generate.vector import ReduceConfig, reduce_kernel
+
+    m = load_machine("davinci-a2")
+    t = run_module(isa.loads(reduce_kernel(ReduceConfig("sum", "f16", 40, 1000))), m, functional=False).timing
+    # 40 rows of 1000 f16 read once, 40 f16 sums written
+    assert (t.gm_bytes, t.gm_unique_bytes) == (40 * 1000 * 2 + 40 * 2,) * 2
+    cfg = GemmConfig("f16", 100, 72, 40)
+    t = run_module(isa.loads(gemm_kernel(cfg)), m, functional=False).timing
+    # A 100x40 and B 40x72 read once each, C 100x72 written
+    assert t.gm_unique_bytes == (100 * 40 + 40 * 72 + 100 * 72) * 2 == 28160
+    assert t.gm_bytes == 28160

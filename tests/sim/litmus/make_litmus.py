@@ -36,11 +36,16 @@ TAIL = """DONE:
 """
 
 ST = "    st.relaxed.{s}.global.u32 [{a}], {v};\n"
-LD = "    ld.relaxed.{s}.global.u32 %r{k}, [{a}];\n    st.global.u32 [%rd3+{o}], %r{k};\n"
+LD = "    ld.relaxed.{s}.global.u32 %r{k}, [{a}];\n"
+OUT = "    st.global.u32 [%rd3+{o}], %r{k};\n"
+#: shapes whose results go out after all their accesses (load buffering: the load and the store after
+#: it are adjacent and independent, the form in which the store may be performed first); the others
+#: store each result right after its load
+OUT_LAST = {"lb"}
 X, Y = "%rd1", "%rd2"
 
 
-def threads(name, doc, place, fence, roles):
+def threads(name, doc, place, fence, roles, last=False):
     s = "cta" if place == "cta" else place
     body = ""
     for i, ops in enumerate(roles):
@@ -48,15 +53,21 @@ def threads(name, doc, place, fence, roles):
     body += "    bra DONE;\n"
     for i, ops in enumerate(roles):
         body += f"T{i}:\n"
+        outs = ""
         for op in ops:
             if op == "F":
                 body += f"    {fence};\n" if fence else ""
-            elif op[0] == "st":
-                body += ST.format(s=s, a=op[1], v=op[2])
+            elif op[0] in ("st", "st.release"):
+                body += ST.format(s=s, a=op[1], v=op[2]).replace(".relaxed.", ".release." if op[0] != "st" else ".relaxed.")
             else:
                 k = op[2]
-                body += LD.format(s=s, a=op[1], k=4 + k, o=4 * k)
-        body += "    bra DONE;\n"
+                body += LD.format(s=s, a=op[1], k=4 + k).replace(".relaxed.", ".acquire." if op[0] == "ld.acquire"
+                                                                    else ".relaxed.")
+                if last:
+                    outs += OUT.format(o=4 * k, k=4 + k)
+                else:
+                    body += OUT.format(o=4 * k, k=4 + k)
+        body += outs + "    bra DONE;\n"
     return HEAD.format(name=name, doc=doc, role=ROLE[place]) + body + TAIL
 
 
@@ -65,6 +76,8 @@ SHAPES = {
            [[("st", X, 1), "F", ("st", Y, 1)], [("ld", Y, 0), "F", ("ld", X, 1)]]),
     "mp_writer_fence": ("MP with a fence in the writer only",
                         [[("st", X, 1), "F", ("st", Y, 1)], [("ld", Y, 0), ("ld", X, 1)]]),
+    "mp_relacq": ("MP through release/acquire: T0 x=1; st.release y=1 | T1 r0=ld.acquire y; r1=x",
+                  [[("st", X, 1), ("st.release", Y, 1)], [("ld.acquire", Y, 0), ("ld", X, 1)]]),
     "sb": ("store buffering: T0 x=1; F; r0=y | T1 y=1; F; r1=x",
            [[("st", X, 1), "F", ("ld", Y, 0)], [("st", Y, 1), "F", ("ld", X, 1)]]),
     "lb": ("load buffering: T0 r0=x; F; y=1 | T1 r1=y; F; x=1",
@@ -80,6 +93,7 @@ TESTS = [
     ("mp_acqrel_gpu", "mp", "gpu", "fence.acq_rel.gpu"), ("mp_sc_sys", "mp", "sys", "fence.sc.sys"),
     ("mp_sc_cta_across_ctas", "mp", "gpu", "fence.sc.cta"), ("mp_cta", "mp", "cta", None),
     ("mp_sc_cta", "mp", "cta", "fence.sc.cta"), ("mp_writer_fence", "mp_writer_fence", "gpu", "fence.sc.gpu"),
+    ("mp_relacq_cta", "mp_relacq", "cta", None), ("mp_relacq_gpu", "mp_relacq", "gpu", None),
     ("sb", "sb", "gpu", None), ("sb_sc_gpu", "sb", "gpu", "fence.sc.gpu"), ("sb_cta", "sb", "cta", None),
     ("sb_sc_cta", "sb", "cta", "fence.sc.cta"), ("sb_sc_cta_across_ctas", "sb", "gpu", "fence.sc.cta"),
     ("lb", "lb", "gpu", None), ("lb_sc_gpu", "lb", "gpu", "fence.sc.gpu"),
@@ -91,5 +105,6 @@ if __name__ == "__main__":
     here = Path(__file__).parent
     for stem, shape, place, fence in TESTS:
         doc, roles = SHAPES[shape]
-        text = threads(stem, f"{doc}; placement {place}; F = {fence or 'nothing'}", place, fence, roles)
+        text = threads(stem, f"{doc}; placement {place}; F = {fence or 'nothing'}", place, fence, roles,
+                       last=shape in OUT_LAST)
         (here / f"{stem}.ptx").write_text(text)

@@ -131,3 +131,19 @@ def test_l1_looks_up_one_line_per_clock():
     assert coalesced.cycles < 8 * 100 * 32 / 4
     # the issue queue is full most of the time: warps wait to issue (lg_throttle)
     assert strided.stalls.cycles["lg_throttle"] > 0.5 * strided.stalls.total()
+
+
+def test_dram_latency_grows_with_dram_load():
+    """A launch that keeps the DRAM busy sees a longer DRAM latency (a queue in front of it:
+    global_dram + q rho / (1 - rho), rho = DRAM bytes over what the DRAM moves in the SM time),
+    solved for the fixed point; a launch that touches almost no DRAM keeps the unloaded latency."""
+    P = load_params("h200")
+    L0, q = P.lat["global_dram"], P.hier["dram_queue_latency"]
+    body = "    ld.global.f32 %f2, [%rd4];\n    add.f32 %f3, %f2, %f2;\n    st.global.f32 [%rd4], %f3;"
+    busy = _time(body, grid=1056, block=256).timing
+    assert busy["dram_latency"] > L0 + 0.2 * q
+    rho = min(0.95, busy["dram_cycles"] / busy["sm_cycles"])
+    assert busy["dram_latency"] == pytest.approx(L0 + q * rho / (1 - rho), rel=0.15)
+    quiet = _time("\n".join(["    fma.rn.f32 %f1, %f1, %f1, %f1;"] * 64 + ["    st.global.f32 [%rd4], %f1;"]),
+                  grid=4, block=32).timing
+    assert quiet["dram_latency"] == L0

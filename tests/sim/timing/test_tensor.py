@@ -13,8 +13,10 @@ def _run(src, grid=1, block=32, args=None, **kw):
 
 
 def _loads_kernel(cop: str, n: int = 8) -> str:
-    """One warp reads the same 128-byte line ``n`` times with ``ld.global.{cop}``."""
-    body = "\n".join(f"    ld.global.{cop}.f32 %f{2 + i}, [%rd4];\n    add.f32 %f1, %f1, %f{2 + i};" for i in range(n))
+    """One warp reads the same 128-byte line ``n`` times with ``ld.global.{cop}``, one after the other
+    (a bar.sync after each use keeps the scheduler from hoisting the loads together)."""
+    body = "\n".join(f"    ld.global.{cop}.f32 %f{2 + i}, [%rd4];\n    add.f32 %f1, %f1, %f{2 + i};\n    bar.sync 0;"
+                      for i in range(n))
     return f""".version 8.0
 .target sm_90
 .address_size 64

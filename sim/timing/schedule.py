@@ -1,0 +1,260 @@
+"""The order ptxas issues a basic block in: a list scheduler over the block's dependence graph.
+
+The H200 issues each warp's instructions in order, but the order is ptxas's, not the PTX's: ptxas
+hoists loads above the arithmetic that does not need them and interleaves independent chains. A
+replay in PTX order pays latencies the real kernel hides. Measured (``examples/h200/microbench.json``):
+
+* ``ffma_indep``: nvcc's PTX writes each chain's two steps back to back (``fma %f82, %f188..``;
+  ``fma %f83, %f82..``); 8 chains, 2 warps per sub-partition run at one FFMA per clock (21,347
+  cycles), which PTX order cannot (each pair waits the 4-cycle latency: 25,280 modelled);
+* ``smem_conflict_1``: eight loads per iteration, each followed by its add; issue-bound on the GPU
+  (24,669 cycles for 8,651 SASS instructions per warp, 2 warps per sub-partition), 75,910 modelled in
+  PTX order (every add waits the 23-cycle LDS latency).
+
+What is modelled (*modelled*, an approximation of ptxas's scheduler, not its code):
+
+* blocks: split at labels and after branches, ``ret``/``exit``; the terminator stays last;
+* dependences: registers (read after write with the producer's latency, write after read and
+  write after write in order), memory (a load stays after an earlier store to the same state space
+  or a generic one; stores and atomics keep their order with every load and store of that space),
+  and barriers: synchronisation, control, calls and instructions without tables keep everything
+  on their side;
+* the scheduler is cycle-driven: each cycle it issues, among instructions whose operands are ready,
+  the one with the longest latency path to the end of the block (ties: program order); when none is
+  ready it waits for the earliest;
+* register pressure: at most ``MAX_INFLIGHT_LOADS`` loads whose results are not yet used are hoisted
+  at a time ([assumed]: ptxas bounds what it hoists by the registers the results need);
+* blocks over ``MAX_BLOCK`` instructions keep PTX order (scheduling cost).
+
+A warp's stream (:class:`sim.timing.streams.WarpStreams`) is rewritten only where it runs a whole
+block in order (a partial run, e.g. under divergence, keeps its order).
+"""
+
+from __future__ import annotations
+
+import heapq
+
+MAX_INFLIGHT_LOADS = 16
+MAX_BLOCK = 4000
+
+_SPACES = ("global", "shared", "local", "param", "const")
+_LOADS = {"ld", "ldu", "ldmatrix"}
+_STORES = {"st", "stmatrix", "atom", "red"}
+_FREE = {"param", "const"}        # read-only: never ordered against stores
+
+
+def _space(ins) -> str | None:
+    for m in ins.modifiers:
+        if m in _SPACES:
+            return m
+    return None
+
+
+_BARRIER_OPCODES = {"call", "ret", "exit", "trap", "brkpt", "cp", "wgmma", "mbarrier", "tcgen05", "prefetch",
+                    "griddepcontrol", "setmaxnreg", "elect", "nanosleep"}
+
+
+def _barrier(ins, info) -> bool:
+    """Whether ``ins`` keeps every instruction on its side (synchronisation, control, asynchronous
+    copies and MMAs, calls, anything without tables)."""
+    from isa.semantics import Unit as U
+
+    if info is None or info.unit in (U.SYNC, U.CONTROL):
+        return True
+    op = ins.opcode
+    return op in _BARRIER_OPCODES or op.startswith(("cp.", "wgmma", "mbarrier", "tcgen05"))
+
+
+def block_orders(state, facts, global_latency: float, merged=None) -> dict[int, tuple[int, ...]]:
+    """start pc -> the block's pcs in scheduled order, for every block whose order changes
+    (``facts``: :func:`sim.timing.sm.op_facts`; ``merged``: :func:`sim.timing.vectorize.merged_loads`,
+    whose followers stay after their leader)."""
+    from isa.semantics import registers
+
+    out: dict[int, tuple[int, ...]] = {}
+    for finfo in getattr(state, "funcs", ()):
+        fn, base = finfo.fn, finfo.base
+        ins = fn.instructions
+        n = len(ins)
+        starts = {0} | {v for v in fn.labels.values() if v < n}
+        for k, i in enumerate(ins):
+            if i.opcode in ("bra", "brx", "ret", "exit", "call") and k + 1 < n:
+                starts.add(k + 1)
+        ss = sorted(starts)
+        for a, b in zip(ss, ss[1:] + [n]):
+            if b - a < 3 or b - a > MAX_BLOCK:
+                continue
+            order = _schedule(ins, state.infos, facts, base, a, b, global_latency, registers, merged or {})
+            if order is not None:
+                out[base + a] = order
+    return out
+
+
+def _schedule(ins, infos, facts, base, a, b, glat, registers, merged):
+    m = b - a
+    preds: list[dict[int, float]] = [dict() for _ in range(m)]
+    last_w: dict[str, int] = {}
+    reads_since: dict[str, list[int]] = {}
+    last_store: dict[str | None, int] = {}
+    loads_since: dict[str | None, list[int]] = {}
+    last_bar = -1
+    since_bar: list[int] = []
+    lat = [0.0] * m
+    is_load = [False] * m
+    for j in range(m):
+        i = ins[a + j]
+        f = facts[base + a + j]
+        info = infos[base + a + j]
+        p = preds[j]
+        if _barrier(i, info):
+            for x in since_bar:
+                p[x] = max(p.get(x, 0.0), 0.0)
+            if last_bar >= 0:
+                p[last_bar] = max(p.get(last_bar, 0.0), 0.0)
+            last_bar, since_bar = j, []
+            lat[j] = f.lat
+            # the barrier's own register effects still order later readers
+            try:
+                use = registers(i)
+                for r in use.writes:
+                    last_w[r] = j
+                    reads_since[r] = []
+            except Exception:  # noqa: BLE001
+                pass
+            continue
+        if last_bar >= 0:
+            p.setdefault(last_bar, 0.0)
+        since_bar.append(j)
+        try:
+            use = registers(i)
+        except Exception:  # noqa: BLE001 - treated as a barrier above when tables are missing
+            use = None
+        sp = _space(i)
+        op = i.opcode
+        load = op in _LOADS
+        store = op in _STORES
+        lj = f.lat
+        if load and sp in (None, "global", "local"):
+            lj = glat
+        lat[j] = lj
+        is_load[j] = load and sp not in _FREE
+        if use is not None:
+            for r in use.reads:
+                w = last_w.get(r)
+                if w is not None:
+                    p[w] = max(p.get(w, 0.0), lat[w])
+            for r in use.writes:
+                w = last_w.get(r)
+                if w is not None:
+                    p[w] = max(p.get(w, 0.0), 0.0)
+                for x in reads_since.get(r, ()):
+                    if x != j:
+                        p[x] = max(p.get(x, 0.0), 0.0)
+        if (load or store) and sp not in _FREE:
+            keys = _SPACES[:3] + (None,) if sp is None else (sp, None)
+            for key in keys:
+                s = last_store.get(key)
+                if s is not None:
+                    p[s] = max(p.get(s, 0.0), 0.0)
+                if store:
+                    for x in loads_since.get(key, ()):
+                        p[x] = max(p.get(x, 0.0), 0.0)
+            if store:
+                last_store[sp] = j
+                loads_since[sp] = []
+            else:
+                loads_since.setdefault(sp, []).append(j)
+        if use is not None:
+            for r in use.reads:
+                reads_since.setdefault(r, []).append(j)
+            for r in use.writes:
+                last_w[r] = j
+                reads_since[r] = []
+    # the terminator (a branch, or whatever ends the block) stays last
+    term = m - 1
+    for j in range(m - 1):
+        preds[term].setdefault(j, 0.0)
+    # merged vector-load followers stay after their leader (sim.timing.vectorize)
+    for j in range(m):
+        mg = merged.get(base + a + j)
+        if mg is not None and mg.leader != base + a + j and a <= mg.leader - base < b:
+            preds[j].setdefault(mg.leader - base - a, 0.0)
+    succ: list[list[int]] = [[] for _ in range(m)]
+    for j in range(m):
+        for x in preds[j]:
+            succ[x].append(j)
+    prio = [0.0] * m
+    for j in range(m - 1, -1, -1):
+        prio[j] = lat[j] + max((prio[s] for s in succ[j]), default=0.0)
+    npred = [len(preds[j]) for j in range(m)]
+    ready_t = [0.0] * m
+    consumers = [sum(1 for s in succ[j] if s != term) for j in range(m)]
+    uses_of = [[x for x in preds[j] if is_load[x]] for j in range(m)]
+    cand = [j for j in range(m) if npred[j] == 0]
+    t = 0.0
+    order: list[int] = []
+    inflight: dict[int, int] = {}
+    while cand:
+        best = None
+        soonest = None
+        for j in cand:
+            if is_load[j] and consumers[j] and len(inflight) >= MAX_INFLIGHT_LOADS:
+                continue
+            if ready_t[j] <= t:
+                if best is None or prio[j] > prio[best] or (prio[j] == prio[best] and j < best):
+                    best = j
+            elif soonest is None or ready_t[j] < ready_t[soonest] or (ready_t[j] == ready_t[soonest] and j < soonest):
+                soonest = j
+        if best is None:
+            if soonest is None:          # only loads held back by the cap: issue a consumer's earliest
+                soonest = min(cand, key=lambda j: (ready_t[j], j))
+            t = max(t, ready_t[soonest])
+            best = soonest
+        cand.remove(best)
+        order.append(best)
+        for x in uses_of[best]:
+            if x in inflight:
+                inflight[x] -= 1
+                if inflight[x] <= 0:
+                    del inflight[x]
+        if is_load[best] and consumers[best]:
+            inflight[best] = consumers[best]
+        for s in succ[best]:
+            ready_t[s] = max(ready_t[s], t + preds[s][best])
+            npred[s] -= 1
+            if npred[s] == 0:
+                cand.append(s)
+        t += 1.0
+    if len(order) != m or order == list(range(m)):
+        return None
+    return tuple(base + a + j for j in order)
+
+
+def reorder(stream: list, orders: dict[int, tuple[int, ...]]) -> list:
+    """``stream`` ((pc, access) records of one warp) with every whole in-order run of a scheduled
+    block put in the block's scheduled order."""
+    if not orders or not stream:
+        return stream
+    return [stream[i] for i in reorder_index(stream, orders)]
+
+
+def reorder_index(stream: list, orders: dict[int, tuple[int, ...]]) -> list[int]:
+    """The positions of ``stream`` in :func:`reorder`'s order (``reorder(s)[j] == s[index[j]]``)."""
+    out: list[int] = []
+    i, n = 0, len(stream)
+    while i < n:
+        pc = stream[i][0]
+        order = orders.get(pc) if orders else None
+        if order is not None:
+            m = len(order)
+            if i + m <= n and stream[i + m - 1][0] == pc + m - 1 and \
+                    all(stream[i + k][0] == pc + k for k in range(1, m - 1)):
+                out.extend(i + (p - pc) for p in order)
+                i += m
+                continue
+        out.append(i)
+        i += 1
+    return out
+
+
+__all__ = ["block_orders", "reorder", "reorder_index", "MAX_INFLIGHT_LOADS"]

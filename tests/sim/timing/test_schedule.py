@@ -1,0 +1,103 @@
+"""ptxas's order within a basic block (sim.timing.schedule): what it hoists and what it keeps."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import isa
+import sim
+from isa.semantics import describe
+from sim.timing.schedule import block_orders, reorder
+from sim.timing.sm import load_params, op_facts
+
+HEAD = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+    .reg .f32 %f<64>; .reg .b32 %r<16>; .reg .b64 %rd<8>;
+    .shared .align 16 .b8 sbuf[4096];
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd2, %rd1;
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    mov.u32 %r5, sbuf;
+    shl.b32 %r6, %r1, 2;
+    add.s32 %r6, %r6, %r5;
+    mov.f32 %f1, 0f3F800000;
+"""
+TAIL = """    st.global.f32 [%rd4], %f40;
+    ret;
+}
+"""
+
+
+def _pairs(interleaved: bool) -> str:
+    """8 chains of two dependent FFMAs: step 1 of chain c writes %f(2+c), step 2 %f(20+c)."""
+    one = [f"    fma.rn.f32 %f{2 + c}, %f1, %f1, %f1;" for c in range(8)]
+    two = [f"    fma.rn.f32 %f{20 + c}, %f{2 + c}, %f1, %f1;" for c in range(8)]
+    body = one + two if interleaved else [x for p in zip(one, two) for x in p]
+    total = ["    add.f32 %f40, %f20, %f21;"] + [f"    add.f32 %f40, %f40, %f{20 + c};" for c in range(2, 8)]
+    return HEAD + "\n".join(body + total) + "\n" + TAIL
+
+
+def _cycles(src: str, block: int = 32) -> float:
+    r = sim.run_kernel(isa.loads(src), "k", 1, block, [np.zeros(block, np.float32)], timing="h200")
+    return r.timing["sm_cycles"]
+
+
+def test_dependent_pairs_are_interleaved_like_independent_chains():
+    # PTX order pays the 4-cycle FFMA latency after each pair's first step (8 x 3 cycles on one
+    # warp); ptxas interleaves the chains, so both orders cost the same
+    assert _cycles(_pairs(False)) == pytest.approx(_cycles(_pairs(True)), abs=2)
+
+
+def _loads(fence: bool) -> str:
+    body = []
+    for j in range(8):
+        body.append(f"    ld.shared.f32 %f{2 + j}, [%r6+{128 * j}];")
+        body.append(f"    add.f32 %f{20 + j % 4}, %f{20 + j % 4}, %f{2 + j};")
+        if fence:
+            body.append("    bar.sync 0;")
+    body.append("    add.f32 %f40, %f20, %f21;")
+    return HEAD + "\n".join(body) + "\n" + TAIL
+
+
+def test_loads_are_hoisted_above_their_uses_but_not_across_a_barrier():
+    lds = load_params().lat["lds"]
+    hoisted, fenced = _cycles(_loads(False)), _cycles(_loads(True))
+    # eight loads in flight together: one LDS latency, not eight
+    assert fenced - hoisted > 6 * lds
+
+
+def _order(body: str):
+    fn = isa.loads(HEAD + body + TAIL).functions[0]
+    infos = [describe(i) for i in fn.instructions]
+    state = SimpleNamespace(funcs=[SimpleNamespace(fn=fn, base=0)], instructions=fn.instructions, infos=infos)
+    facts = op_facts(state, load_params())
+    orders = block_orders(state, facts, 276.0)
+    return fn, orders
+
+
+def test_a_load_stays_after_a_store_to_its_space():
+    chain = "".join(f"    fma.rn.f32 %f{3 + j}, %f{2 + j}, %f1, %f1;\n" for j in range(16))   # 64 cycles
+    body = "    mov.f32 %f2, %f1;\n" + chain + """    st.shared.f32 [%r6], %f18;
+    ld.shared.f32 %f30, [%r6+128];
+    ld.global.f32 %f31, [%rd4+256];
+    add.f32 %f40, %f30, %f31;
+"""
+    fn, orders = _order(body)
+    (start, order), = orders.items()
+    text = [fn.instructions[p].opcode + "." + ".".join(fn.instructions[p].modifiers) for p in order]
+    st = text.index("st.shared.f32")
+    assert text.index("ld.shared.f32") > st                 # may alias the store
+    assert text.index("ld.global.f32") < st                 # another space: hoisted to the top
+    assert order[-1] == start + len(order) - 1              # the block's last instruction stays last
+
+
+def test_reorder_rewrites_whole_runs_only():
+    orders = {10: (12, 10, 11, 13)}
+    s = [(9, None), (10, "a"), (11, "b"), (12, "c"), (13, "d"), (10, "e"), (11, "f")]
+    assert reorder(s, orders) == [(9, None), (12, "c"), (10, "a"), (11, "b"), (13, "d"), (10, "e"), (11, "f")]
