@@ -85,6 +85,16 @@ class OpFacts:
     smem_wf: float = 0.0        # wgmma: shared-memory wavefronts (128 B) its operands take, per warp
 
 
+def _releases(ins) -> bool:
+    """A ``.release``/``.acq_rel`` store or atomic: it drains the store buffers as a fence does, in the
+    functional relaxed memory (:mod:`sim.ptx.order`) and here (the same ordering table)."""
+    from isa.ptx.memorder import ordering
+    from isa.ptx.opcodes import split
+
+    c, mods = split(ins)
+    return ordering(c, mods).release
+
+
 def op_facts(state, P: H200Params) -> list[OpFacts]:
     """:class:`OpFacts` for every pc of a decoded launch (``sim.ptx`` launch state)."""
     from isa.semantics import Unit as U
@@ -151,6 +161,8 @@ def op_facts(state, P: H200Params) -> list[OpFacts]:
             elif fam == "wgmma.wait_group":
                 special = "wg_wait"
                 arg = float(ins.operands[0].value) if ins.operands and hasattr(ins.operands[0], "value") else 0.0
+        if special is None and fam in ("st", "atom", "red") and _releases(ins):
+            special = "membar"          # ptxas puts a MEMBAR before a release store or atomic (as for fences)
         out.append(OpFacts(ins.full_opcode, pipe, float(lat), cause, rd, wr, special, arg, ins.span.line,
                            "cg" in ins.modifiers, smem_wf))
     return out
@@ -188,6 +200,7 @@ class SMRun:
     l1_hit_sectors: float
     l1_load_sectors: float
     l2_sectors: float
+    l2_load_sectors: float      # of which loads (L1 misses)
     ctas: int
     warps: int
     cta_end: list
@@ -274,7 +287,7 @@ class SM:
         cta_end = [0.0] * len(ctas)
         cta_slot = []
         issued = 0
-        l1_hit = l1_tot = l2_sec = 0.0
+        l1_hit = l1_tot = l2_sec = l2_ld = 0.0
         trace = self.trace
         slices = [] if trace else None
         nxt = 0
@@ -423,6 +436,7 @@ class SM:
                             miss = cost * (n - h) / n
                             if miss > 0:
                                 l2_sec += miss
+                                l2_ld += miss
                                 s2 = l2.reserve(s0, miss * 32)
                                 sd = dram.reserve(s2, miss * 32 * (1.0 - self.l2_hit)) if self.l2_hit < 1 else s2
                                 d = s2 + l2_lat + miss_extra + (sd - s2)
@@ -540,7 +554,7 @@ class SM:
         busy["tensor_gmma"] = gmma.busy
         busy["l2_share"] = l2.busy
         busy["dram_share"] = dram.busy
-        return SMRun(cycles, issued, st, busy, l1_hit, l1_tot, l2_sec, len(ctas), len(streams), cta_end,
+        return SMRun(cycles, issued, st, busy, l1_hit, l1_tot, l2_sec, l2_ld, len(ctas), len(streams), cta_end,
                      slices or [])
 
     @staticmethod
