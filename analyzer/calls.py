@@ -51,15 +51,15 @@ def call_target(ins: Instruction) -> str | None:
 
 
 def call_arguments(ins: Instruction) -> list[str]:
-    """The caller's ``.param`` slots passed by a call, in order (``(param0, param1)``)."""
-    lists = [o for o in ins.operands if isinstance(o, OperandList)]
-    seen_callee = False
+    """The caller's ``.param`` slots passed by a call, in order: the parenthesised list after the
+    callee (``call.uni (retval0), f, (param0, param1);`` -> ``['param0', 'param1']``)."""
+    after_callee = False
     for o in ins.operands:
-        if isinstance(o, OperandList) and seen_callee:
+        if isinstance(o, OperandList) and after_callee:
             return [x.name for x in o.items if isinstance(x, (Symbol, Register))]
-        if isinstance(o, Symbol):
-            seen_callee = True
-    return [] if len(lists) < 2 else [x.name for x in lists[-1].items if isinstance(x, (Symbol, Register))]
+        if not isinstance(o, OperandList):
+            after_callee = True
+    return []
 
 
 def function_bodies(module: Module) -> dict[str, Function]:
@@ -67,7 +67,7 @@ def function_bodies(module: Module) -> dict[str, Function]:
     return {f.name: f for f in module.functions if f.body is not None and not f.is_kernel}
 
 
-def generic_space_word(ins: Instruction) -> bool:
+def is_generic_access(ins: Instruction) -> bool:
     """Whether a memory instruction addresses generically (no state space among its modifiers)."""
     if ins.opcode not in _ADDRESSED:
         return False
@@ -75,6 +75,7 @@ def generic_space_word(ins: Instruction) -> bool:
 
 
 def address_operand(ins: Instruction) -> Address | None:
+    """The memory operand of ``ld``/``st``/``atom``/``red`` (its position by opcode), else the first one."""
     k = _ADDRESSED.get(ins.opcode)
     ops = ins.operands
     if k is None or len(ops) <= k or not isinstance(ops[k], Address):

@@ -229,3 +229,15 @@ def point_from_timing(label: str, timing: dict):
     if not work or not dram or seconds <= 0:
         return None
     return RooflinePoint(label, work / dram, work / seconds, "modelled")
+
+
+def roof_at(machine, work: dict[str, float], intensity: float) -> tuple[float | None, float | None]:
+    """(compute peak for this mix of work, attainable OP/s at ``intensity``): the mix's peak is its
+    work over the time each kind takes at its own peak (``machine.peak``), the attainable rate the
+    lower of that and ``intensity`` x DRAM bandwidth (the datasheet roof the plot draws solid)."""
+    t = sum(v / machine.peak(k) for k, v in work.items() if k in machine.per_sm_clk)
+    total = sum(v for k, v in work.items() if k in machine.per_sm_clk)
+    if not t:
+        return None, None
+    peak = total / t
+    return peak, min(peak, intensity * machine.dram_bw)

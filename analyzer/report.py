@@ -762,14 +762,14 @@ def _calls_and_spaces(module, fn, infos, flow, launch, assumed_trips, stack, par
     from dataclasses import replace
 
     from .calls import MAX_CALL_DEPTH, AddressOrigins, call_arguments, call_target, function_bodies, \
-        generic_space_word
+        is_generic_access
 
     origins = AddressOrigins(fn, flow, module, param_spaces)
     resolved: dict[int, str] = {}
     unresolved = 0
     notes: list[str] = []
     for k, ins in enumerate(fn.instructions):
-        if generic_space_word(ins):
+        if is_generic_access(ins):
             sp = origins.space_of(k)
             if sp is None:
                 unresolved += 1

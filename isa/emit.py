@@ -186,26 +186,35 @@ def _section(s: ir.Section) -> str:
 
 
 def emit_module(m: ir.Module) -> str:
+    out = emit_header(m)
+    for item in m.items:
+        out += emit_item(item)
+    return "\n".join(out) + "\n"
+
+
+def emit_header(m: ir.Module) -> list[str]:
+    """The lines of the module's ``.version``/``.target``/``.address_size`` header and the blank after it."""
     out = [f".version {m.version}", ".target " + ", ".join(m.targets)]
     if m.address_size is not None:
         out.append(f".address_size {m.address_size}")
     out.append("")
-    for item in m.items:
-        if isinstance(item, ir.Function):
-            out.append(emit_function(item))
-            out.append("")
-        elif isinstance(item, ir.Variable):
-            out.append(emit_variable(item))
-        elif isinstance(item, ir.FileEntry):
-            extra = ""
-            if item.timestamp is not None:
-                extra = f", {item.timestamp}" + (f", {item.size}" if item.size is not None else "")
-            name = item.name.replace("\\", "\\\\").replace('"', '\\"')
-            out.append(f'.file\t{item.index} "{name}"{extra}')
-        elif isinstance(item, ir.Section):
-            out.append(_section(item))
-        elif isinstance(item, ir.Pragma):
-            out.append(f".pragma {item.text};")
-        else:  # pragma: no cover
-            raise TypeError(f"not a module item: {item!r}")
-    return "\n".join(out) + "\n"
+    return out
+
+
+def emit_item(item) -> list[str]:
+    """The lines one module-level item is written as (a function is followed by a blank line)."""
+    if isinstance(item, ir.Function):
+        return [emit_function(item), ""]
+    if isinstance(item, ir.Variable):
+        return [emit_variable(item)]
+    if isinstance(item, ir.FileEntry):
+        extra = ""
+        if item.timestamp is not None:
+            extra = f", {item.timestamp}" + (f", {item.size}" if item.size is not None else "")
+        name = item.name.replace("\\", "\\\\").replace('"', '\\"')
+        return [f'.file\t{item.index} "{name}"{extra}']
+    if isinstance(item, ir.Section):
+        return [_section(item)]
+    if isinstance(item, ir.Pragma):
+        return [f".pragma {item.text};"]
+    raise TypeError(f"not a module item: {item!r}")  # pragma: no cover

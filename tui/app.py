@@ -9,6 +9,7 @@ command palette. docs/inspector.md describes every view.
 
 from __future__ import annotations
 
+import gc
 from functools import partial
 from pathlib import Path
 
@@ -21,6 +22,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.markup import escape
 from textual.widgets import Footer, Header, Input, OptionList, Static, TabbedContent, TabPane, Tree
 from textual.widgets.option_list import Option
+
+from isa.errors import KernlensError
 
 from . import backends
 from .model import KernelDoc, LoadedFile, load_file
@@ -120,6 +123,8 @@ class InspectorApp(App):
         self.loaded = False
         self.show_source = True
         self.show_sass = False
+        #: gc.freeze() each loaded file (the command line sets it: the process ends with the app)
+        self.freeze_gc = False
 
     # -- layout -----------------------------------------------------------------------------
 
@@ -169,20 +174,27 @@ class InspectorApp(App):
     def _load_all(self) -> None:
         for path in self.paths:
             lf = load_file(path, self.source_dirs, self.params, kernel=self.want_kernel)
+            if self.freeze_gc:
+                # the files' IR lives as long as the app: out of the cyclic collector's sight, or every
+                # collection walks millions of IR objects while the UI draws (seconds on a 30 MB file)
+                gc.freeze()
             self.call_from_thread(self._add_file, lf)
         self.call_from_thread(self._done_loading)
 
     def _add_file(self, lf: LoadedFile) -> None:
         ol = self.query_one("#kernels", OptionList)
         items = [(lf, doc) for doc in lf.kernels] if lf.kernels else [(lf, None)]
+        options = []                     # added at once: one layout for thousands of kernels, not one each
         for lf_, doc in items:
             i = len(self.entries)
             self.entries.append((lf_, doc))
             if doc is None:
                 prompt = Text.assemble(("✗ ", "bold red"), (lf.name, ""), ("\n  parse error", "dim"))
             else:
-                prompt = Text.assemble((doc.name, "bold"), (f"\n  {lf.name} · {len(doc.fn.instructions)} instr", "dim"))
-            ol.add_option(Option(prompt, id=str(i)))
+                size = f"{len(doc.fn.instructions)} instr" if getattr(doc, "parsed", True) else f"{len(doc.lines)} lines"
+                prompt = Text.assemble((doc.name, "bold"), (f"\n  {lf.name} · {size}", "dim"))
+            options.append(Option(prompt, id=str(i)))
+        ol.add_options(options)
         if self.current is None:
             target = self._initial_entry()
             if target is not None:
@@ -214,7 +226,7 @@ class InspectorApp(App):
         self.log(f"loaded in {t:.2f}s")
         # import the simulators off the UI thread once the app is interactive, so that the Run and
         # Timeline tabs open at once later (asking on the UI thread would block it for ~1 s)
-        isas = frozenset(d.module.isa for _, d in self.entries if d is not None)
+        isas = frozenset(d.isa for _, d in self.entries if d is not None)
         self.set_timer(1.0, lambda: self.run_worker(partial(backends.prewarm, isas), thread=True, group="prewarm"))
 
     # -- selection ---------------------------------------------------------------------------
@@ -236,11 +248,18 @@ class InspectorApp(App):
         self.query_one("#main").loading = False
         tabs = self.query_one("#tabs", TabbedContent)
         panel = self.query_one("#error-panel")
-        if doc is None:
+        error = lf.error
+        if doc is not None and not getattr(doc, "parsed", True):
+            try:                                  # a kernel of a big file, parsed now that it is shown
+                doc.fn  # noqa: B018
+            except KernlensError as exc:
+                error = exc
+        if doc is None or error is not lf.error:
             tabs.display = False
             panel.display = True
+            what = lf.name if doc is None else f"{doc.name} in {lf.name}"
             self.query_one("#error-body", Static).update(
-                f"[b $error]Cannot open {escape(lf.name)}[/]\n\n" + escape(lf.error.render() if lf.error else "unknown error"))
+                f"[b $error]Cannot open {escape(what)}[/]\n\n" + escape(error.render() if error else "unknown error"))
             self.query_one("#status", Static).update(f"{lf.name}: error")
             return
         tabs.display = True
@@ -272,6 +291,8 @@ class InspectorApp(App):
         self._fresh.add(tab)
         if tab == "overview":
             self.query_one("#overview-body", Static).update(overview_markup(doc))
+            if doc.timeline is None:          # a timed run may come later (Timeline tab): show its point then
+                self._fresh.discard(tab)
         elif tab == "loops":
             self.query_one("#loop-tree", LoopTree).set_doc(doc)
         elif tab == "run":

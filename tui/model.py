@@ -67,6 +67,10 @@ class KernelDoc:
         return self.fn.name
 
     @property
+    def isa(self) -> str:
+        return self.module.isa
+
+    @property
     def key(self) -> str:
         return f"{self.path}::{self.fn.name}"
 
@@ -163,6 +167,64 @@ class KernelDoc:
         return hits
 
 
+class LazyKernelDoc(KernelDoc):
+    """A kernel of a big PTX file, parsed (alone, beside the module-level items: :mod:`isa.ptx.chunks`)
+    the first time its IR is asked for; its name, lines and place in the file come from the scan."""
+
+    def __init__(self, path: str, name: str, text: str, found, first: int, lines: list[str], corpus, source_dirs,
+                 params):
+        self._name, self._text, self._found = name, text, found
+        self._module = self._fn = None
+        super().__init__(path, None, None, first, lines, corpus, source_dirs, params)
+
+    __eq__ = object.__eq__               # not the dataclass's field comparison: that would parse
+    __hash__ = object.__hash__
+
+    @property
+    def parsed(self) -> bool:
+        return self._fn is not None
+
+    def _parse(self) -> None:
+        from dataclasses import replace
+
+        from isa.ptx import chunks
+        from isa.ptx.parser import parse
+
+        module = parse(chunks.select(self._text, {self._name}, self._found), self.path)
+        self._module = replace(module, source=self._text)
+        self._fn = next(f for f in self._module.kernels if f.name == self._name)
+
+    @property  # type: ignore[override]
+    def module(self) -> Module:
+        if self._fn is None:
+            self._parse()
+        return self._module
+
+    @module.setter
+    def module(self, value) -> None:
+        if value is not None:
+            self._module = value
+
+    @property  # type: ignore[override]
+    def fn(self) -> Function:
+        if self._fn is None:
+            self._parse()
+        return self._fn
+
+    @fn.setter
+    def fn(self, value) -> None:
+        if value is not None:
+            self._fn = value
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def isa(self) -> str:
+        return "ptx"
+
+
 @dataclass
 class LoadedFile:
     path: str
@@ -189,6 +251,10 @@ def load_file(path: str, source_dirs=(), params: dict | None = None, analyse_now
     import time
 
     t0 = time.perf_counter()
+    if kernel is None and Path(path).suffix.lower() == ".ptx":
+        lazy = _load_lazily(path, source_dirs, params, t0)
+        if lazy is not None:
+            return lazy
     try:
         module = isa.load(Path(path), kernels=[kernel] if kernel else None)
     except KernlensError as exc:
@@ -212,6 +278,42 @@ def load_file(path: str, source_dirs=(), params: dict | None = None, analyse_now
         lf.kernels.append(doc)
     if not lf.kernels:
         lf.error = InputError(f"no kernel (.entry) in {Path(path).name}", Span(path))
+    lf.seconds = time.perf_counter() - t0
+    return lf
+
+
+#: PTX files longer than this open lazily: each kernel is parsed when first shown
+LAZY_CHARS = 4 << 20
+
+
+def _load_lazily(path: str, source_dirs, params, t0: float) -> LoadedFile | None:
+    """A big PTX file's kernels from the brace scan, each parsed when first shown (the first one
+    now, so that a file whose module-level text does not parse shows its error at once); None
+    for a small file (parsed whole, as before) or one that cannot be read."""
+    import time
+
+    from isa.ptx import chunks
+
+    try:
+        text = isa.read_text(path)
+    except KernlensError:
+        return None
+    if len(text) <= LAZY_CHARS or isa.detect_isa(text, path) != "ptx":
+        return None
+    found = chunks.entries(text)
+    if not found:
+        return None
+    text_lines = text.splitlines()
+    lf = LoadedFile(path)
+    dirs = tuple(str(d) for d in source_dirs)
+    for e in found:
+        last = e.line + text.count("\n", e.start, e.end)
+        lf.kernels.append(LazyKernelDoc(path, e.name, text, found, e.line, text_lines[e.line - 1:last],
+                                        corpus_mod.lookup(path, e.name), dirs, dict(params or {})))
+    try:
+        lf.module = lf.kernels[0].module
+    except KernlensError as exc:
+        return LoadedFile(path, error=exc, seconds=time.perf_counter() - t0)
     lf.seconds = time.perf_counter() - t0
     return lf
 

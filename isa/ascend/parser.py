@@ -79,9 +79,18 @@ class _Build(Transformer):
             return ir.Register(str(t), span=self.span(t))
         return ir.Symbol(str(t), span=self.span(t))
 
+    def integer(self, t) -> int:
+        """The value of an INT token; ``08`` (no octal digit, no leading zeros in decimal) is a
+        located error, as ptxas and the PTX front end say, not Python's ValueError."""
+        try:
+            return int(str(t), 0)
+        except ValueError:
+            raise self.error(f"invalid integer literal {str(t)!r} (a leading 0 needs 0x, 0o or 0b: "
+                             f"write {str(t).lstrip('0') or '0'})", self.span(t)) from None
+
     def int(self, c):
         t = c[0]
-        return ir.Immediate(int(str(t), 0), "int", span=self.span(t))
+        return ir.Immediate(self.integer(t), "int", span=self.span(t))
 
     def float(self, c):
         t = c[0]
@@ -91,11 +100,11 @@ class _Build(Transformer):
         return (ir.Register(str(c[0]), span=self.span(c[0])), 0)
 
     def addr_reg_off(self, c):
-        off = int(str(c[2]), 0)
+        off = self.integer(c[2])
         return (ir.Register(str(c[0]), span=self.span(c[0])), off if str(c[1]) == "+" else -off)
 
     def addr_abs(self, c):
-        return (None, int(str(c[0]), 0))
+        return (None, self.integer(c[0]))
 
     def address(self, c):
         space, (base, off) = c
@@ -175,7 +184,7 @@ class _Build(Transformer):
         return ir.Variable("param", types[0], str(reg), span=span)
 
     def dims(self, c):
-        return (int(str(c[0]), 0),)
+        return (self.integer(c[0]),)
 
     def body(self, c):
         out = []

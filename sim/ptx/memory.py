@@ -73,7 +73,8 @@ class GlobalMemory:
             return np.zeros(addr.shape, np.int64), np.zeros(addr.shape, bool)
         k = np.searchsorted(self.bases, addr, side="right").astype(np.int64) - 1
         kk = np.maximum(k, 0)
-        ok = (k >= 0) & (addr + U64(width) <= self.ends[kk])
+        # addr < end first: an address near 2**64 would wrap addr + width round to a small number
+        ok = (k >= 0) & (addr < self.ends[kk]) & (addr + U64(width) <= self.ends[kk])
         flat = (addr - U64(GLOBAL_BASE)).astype(np.int64)
         return np.where(ok, flat, 0), ok
 
@@ -115,7 +116,7 @@ class Region:
             self.written.fill(0)
 
     def check(self, copy: np.ndarray | int, addr: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
-        ok = addr + U64(width) <= U64(self.size)
+        ok = (addr < U64(self.size)) & (addr + U64(width) <= U64(self.size))   # no wrap past 2**64
         flat = np.asarray(copy, dtype=np.int64) * self.stride + np.where(ok, addr, 0).astype(np.int64)
         return flat, ok
 

@@ -7,7 +7,8 @@ Two accesses by different threads, at least one a write and not both strong (ato
 happens-before orders them:
 
 * same thread: program order;
-* same CTA: a ``bar.sync``/``barrier.sync`` (or an mbarrier phase) completed between them;
+* same CTA: a ``bar.sync``/``barrier.sync`` (or an mbarrier phase) completed between them, or a
+  release/acquire between two of its threads (any scope; :meth:`Order._within_cta`);
 * different CTAs: release/acquire through a synchronising location. A release is a fence at gpu
   or sys scope (``membar.gl``, ``fence.sc.gpu``, ``fence.acq_rel.gpu``) or a ``.release`` atomic or
   store; the next *strong* write of the CTA (an atomic, ``st.volatile``/``.relaxed``/``.release``)
@@ -69,6 +70,9 @@ class Order:
         self.vc: dict[int, np.ndarray] = {}
         self.sync: dict[int, np.ndarray] = {}
         self.pending_acq: dict[int, np.ndarray] = {}
+        self.cta_rel: dict[int, tuple[int, int]] = {}     # global byte -> (CTA, thread) of its last releasing write
+        self.cta_fenced: set[tuple[int, int]] = set()     # threads with a release fence since their last strong write
+        self.cta_pending: dict[tuple[int, int], bool] = {}   # threads whose strong read saw a release: acquire at a fence
         if self.races:
             size = M.gmem.data.size
             self.w_who = np.zeros(size, np.int32)
@@ -123,6 +127,15 @@ class Order:
                 self.rel[ctas] += 1
             if o.acquire and self.pending_acq:
                 self._join_pending(ctas)
+        if self.races:                  # within a CTA, at any scope: fence + strong write / strong read + fence
+            who = zip(M.cta_linear[lanes].tolist(), M.local[lanes].tolist())
+            if o.acquire and self.cta_pending:
+                got = {c for c, t in who if self.cta_pending.pop((c, t), False)}
+                if got:
+                    self.bar[np.array(sorted(got))] += 1
+                who = zip(M.cta_linear[lanes].tolist(), M.local[lanes].tolist())
+            if o.release:
+                self.cta_fenced.update(who)
         if self.relaxed:
             for w in np.unique(self.observer(lanes)).tolist():
                 self._drain(w, int(w) // M.warps_per_cta, cta_scope=not o.beyond_cta)
@@ -147,10 +160,42 @@ class Order:
             self._rmw_chain(flat0, ctas, o.acquire)       # in thread order, as the atomics apply
         elif o.strong and o.beyond_cta and kind == "load":
             self._observe(flat0, ctas, o.acquire)
+        if o.strong and self.races:
+            self._within_cta(kind, o, lanes, ctas, flat0)
         if self.races:
             self._check(pc, kind, lanes, ctas, flat0, width)
         if o.strong and o.beyond_cta and kind == "store":
             self._publish(flat0, ctas)
+
+    def _within_cta(self, kind, o, lanes, ctas, flat0) -> None:
+        """Release/acquire between threads of one CTA (any scope): a strong read or atomic that
+        observes a location whose last strong write released (``.release``, or a release fence
+        before it) by another thread of its CTA orders the CTA's accesses before it against those
+        after it, at once for an acquire, else at the reader's next acquire fence. Kept per CTA,
+        like barriers (a new epoch): accesses of third threads around that point count as ordered
+        too (a known over-approximation: races can be missed there, none is invented)."""
+        M = self.M
+        thr = M.local[lanes].tolist()
+        cs = ctas.tolist()
+        fl = flat0.tolist()
+        if kind != "store" and self.cta_rel:
+            bump = set()
+            for f, c, t in zip(fl, cs, thr):
+                r = self.cta_rel.get(f)
+                if r is not None and r[0] == c and r[1] != t:
+                    if o.acquire:
+                        bump.add(c)
+                    else:
+                        self.cta_pending[(c, t)] = True
+            if bump:
+                self.bar[np.array(sorted(bump))] += 1
+        if kind != "load":
+            for f, c, t in zip(fl, cs, thr):
+                if o.release or (c, t) in self.cta_fenced:
+                    self.cta_rel[f] = (c, t)
+                else:
+                    self.cta_rel.pop(f, None)
+                self.cta_fenced.discard((c, t))
 
     def _rmw_chain(self, flat0, ctas, acquire: bool) -> None:
         """Atomics of one instruction, lane by lane: each reads what the earlier ones published

@@ -188,6 +188,29 @@ def test_one_analysis_in_the_inspector():
     assert not (Path(tui.analysis.__file__).parent / "analyzer_bridge.py").exists()
 
 
+def test_a_big_file_opens_lazily_kernel_by_kernel(tmp_path, monkeypatch):
+    """A big PTX file (over LAZY_CHARS) lists its kernels from the brace scan and parses each when it
+    is first shown (issue #15: 65 s of 'loading' for a 30 MB file); the kernels are the same."""
+    import tui.model as model
+    from tests.analyzer.test_big_files import big_ptx
+
+    path = tmp_path / "big.ptx"
+    path.write_text(big_ptx(12))
+    whole = model.load_file(str(path))
+    monkeypatch.setattr(model, "LAZY_CHARS", 1000)
+    lazy = model.load_file(str(path))
+    assert [d.name for d in lazy.kernels] == [d.name for d in whole.kernels]
+    assert all(isinstance(d, model.LazyKernelDoc) for d in lazy.kernels)
+    assert [d.parsed for d in lazy.kernels] == [True] + [False] * 11      # only the first so far
+    assert [(d.first_line, d.last_line) for d in lazy.kernels] == [(d.first_line, d.last_line) for d in whole.kernels]
+    doc, ref = lazy.kernels[7], whole.kernels[7]
+    assert doc.isa == "ptx" and not doc.parsed
+    assert [str(i) for i in doc.fn.instructions] == [str(i) for i in ref.fn.instructions]
+    assert doc.parsed and doc.analysis.class_mix == ref.analysis.class_mix and doc.analysis.flops == ref.analysis.flops
+    assert [i.span.line for i in doc.fn.instructions] == [i.span.line for i in ref.fn.instructions]
+    assert sum(d.parsed for d in lazy.kernels) == 2
+
+
 def test_a_run_makes_the_analysis_measured():
     """After the Run tab's run, the views show the run's measured counts and say so (issue 15)."""
     from tui import runs

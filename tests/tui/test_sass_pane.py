@@ -7,7 +7,7 @@ note shown without them is checked by pointing kernlens at tools that do not exi
 from __future__ import annotations
 
 from tests.conftest import EXAMPLES
-from tests.tui.pilot import status, sync
+from tests.tui.pilot import ready, status, sync
 from tui.app import InspectorApp
 
 SGEMM = str(EXAMPLES / "ptx" / "sgemm_tiled.sm_90.ptx")
@@ -19,15 +19,18 @@ def pane_text(app) -> str:
     return "\n".join(w.render_line(y).text for y in range(w.size.height))
 
 
+async def open_sass(app, pilot):
+    """The file loaded, then ``v``: the SASS pane open (its listing compiled, or the note)."""
+    await ready(app, pilot)
+    await pilot.press("v")
+    await ready(app, pilot)
+
+
 @sync
 async def test_sass_pane_follows_the_ptx_cursor_and_jumps_both_ways(sass_tools):
     app = InspectorApp([SGEMM])
     async with app.run_test(size=SIZE) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        await pilot.press("v")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await open_sass(app, pilot)
         view = app.query_one("#sass")
         assert app.query_one("#sass-pane").display and view.rows
         assert "SASS instructions" in str(app.query_one("#sass-title").render()) and "registers" in \
@@ -64,11 +67,7 @@ async def test_sass_pane_follows_the_ptx_cursor_and_jumps_both_ways(sass_tools):
 async def test_sass_pane_without_tools_shows_the_note(no_sass_tools):
     app = InspectorApp([SGEMM])
     async with app.run_test(size=SIZE) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        await pilot.press("v")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await open_sass(app, pilot)
         assert "SASS needs ptxas" in pane_text(app)
         await pilot.press("x")
         await pilot.pause()

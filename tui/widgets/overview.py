@@ -9,7 +9,7 @@ from pathlib import Path
 
 from textual.markup import escape
 
-from ..analysis import register_bits
+from ..analysis import _si, register_bits
 from ..model import KernelDoc
 from .asm_view import format_count
 
@@ -64,6 +64,8 @@ def overview_markup(doc: KernelDoc) -> str:
         out.append(f"  {a.intensity:.2f} FLOP/byte" + (f"  {escape(a.roofline)}" if a.roofline else ""))
     else:
         out.append("  [dim]not available: needs the analyzer's dynamic estimates and machine model[/]")
+    if m.isa != "ascend":
+        out += modelled_point_markup(doc)
     out.append("")
     if m.isa != "ascend":            # PTX-only facts
         out.append("[b]Registers and shared memory[/]")
@@ -90,3 +92,35 @@ def overview_markup(doc: KernelDoc) -> str:
         out.append("[b]Not available here[/]")
         out += [f"  [dim]· {escape(x)}[/]" for x in a.missing]
     return "\n".join(out)
+
+
+def modelled_point_markup(doc: KernelDoc) -> list[str]:
+    """The roofline point of the Timeline tab's timed run (the H200 timing model), when there is one:
+    executed work over modelled DRAM bytes and modelled time, against the roof at that intensity."""
+    from ..timeline import PtxTimelineRun
+
+    run = doc.timeline
+    if not isinstance(run, PtxTimelineRun):
+        return ["  [dim]modelled point: open the Timeline tab (5) to run the H200 timing model on the launch[/]"]
+    try:
+        from analyzer.machine import load_machine
+        from analyzer.plot import point_from_timing, roof_at
+
+        pt = point_from_timing(doc.name, run.timing)
+        machine = load_machine(run.machine)
+    except Exception as exc:  # noqa: BLE001 - the overview shows what it can
+        return [f"  [dim]modelled point not available ({escape(type(exc).__name__)}: {escape(str(exc))})[/]"]
+    if pt is None:
+        return ["  [dim]modelled point: the timed run does no counted work or moves no modelled DRAM bytes[/]"]
+    tm = run.timing
+    peak, att = roof_at(machine, tm.get("work") or {}, pt.intensity)
+    sampled = f", {tm['simulated_ctas']} of {tm['ctas']} CTAs simulated" if tm.get("sampled") else ""
+    out = [f"  [$error]●[/] modelled on {escape(run.machine.upper())} [dim](timing model, not measured{sampled})[/]: "
+           f"{_si(pt.ops_per_s, 'OP/s')} at {pt.intensity:.3g} OP per DRAM byte, "
+           f"{tm['seconds'] * 1e6:,.2f} µs, bound: {escape(str(tm.get('bound')))}"]
+    if att:
+        out.append(f"    {100 * pt.ops_per_s / att:.1f}% of the roof there [dim](min(peak {_si(peak, 'OP/s')}, "
+                   f"{pt.intensity:.3g} OP/B × DRAM {_si(machine.dram_bw, 'B/s')}) = {_si(att, 'OP/s')})[/]")
+        out.append(f"    [$error]{bar(pt.ops_per_s, att)}[/]")
+    return out
+
