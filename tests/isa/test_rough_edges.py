@@ -36,3 +36,12 @@ def test_pyproject_license_is_an_spdx_string():
     doc = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
     assert doc["project"]["license"] == "Apache-2.0"
     assert "setuptools>=77" in doc["build-system"]["requires"]
+
+
+@pytest.mark.parametrize("dtype,most", [("f32", 2040), ("f16", 4080)])
+def test_generate_reduce_says_the_largest_row_it_supports(capsys, dtype, most):
+    assert main(["generate", "reduce", "--rows", "4", "--cols", str(most * 2), "--dtype", dtype]) == 2
+    err = capsys.readouterr().err
+    assert f"--cols {most} or fewer for {dtype}" in err and "internal error" not in err
+    assert main(["generate", "reduce", "--rows", "4", "--cols", str(most), "--dtype", dtype]) == 0
+    assert ".kernel" in capsys.readouterr().out

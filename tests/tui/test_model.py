@@ -239,3 +239,19 @@ def test_ascend_overview_uses_the_meta_shapes_and_no_ptx_fields():
     assert abs(a.intensity - 31_457_280 / 385_024) < 1e-12
     text = overview_markup(doc)
     assert "Registers and shared memory" not in text and "per launch, from the .meta shapes" in text
+
+
+def test_a_source_named_by_an_absolute_path_elsewhere_is_found_in_cuda_beside_the_ptx(tmp_path):
+    """``.file 1 "/home/someone/proj/k.cu"`` on another machine: look in cuda/ and triton/ beside the
+    PTX folder too (issue #15), and say where it looked when nothing is there."""
+    from tui.sources import find_source
+
+    (tmp_path / "ptx").mkdir()
+    (tmp_path / "cuda").mkdir()
+    asm = tmp_path / "ptx" / "k.ptx"
+    asm.write_text("")
+    (tmp_path / "cuda" / "k.cu").write_text("__global__ void k() {}\n")
+    hit = find_source("/home/someone/proj/k.cu", asm)
+    assert hit.path is not None and hit.path.resolve() == (tmp_path / "cuda" / "k.cu").resolve()
+    miss = find_source("/home/someone/proj/other.py", asm)
+    assert miss.path is None and any(s.endswith("triton/other.py") for s in miss.searched)
