@@ -61,3 +61,23 @@ def test_validate_kernel_does_not_import_the_simulator():
                          capture_output=True, text=True, cwd=root, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_the_ptx_parser_tables_are_cached_on_disk_and_give_the_same_parse(tmp_path, monkeypatch):
+    """Start-up (issue #15): the LALR tables are built once and loaded after (~0.1 s -> ~0.01 s)."""
+    from pathlib import Path
+
+    import isa
+    import isa.ptx.parser as parser
+
+    src = (Path(__file__).resolve().parents[2] / "examples" / "ptx" / "hgemm_wmma.sm_90.ptx").read_text()
+    want = isa.loads(src, "k.ptx").emit()
+    monkeypatch.setenv("KERNLENS_CACHE", str(tmp_path))
+    monkeypatch.setattr(parser, "_LARKS", {})
+    parser._lark()
+    (cache,) = (tmp_path / "lark").iterdir()
+    assert cache.stat().st_size > 1000
+    monkeypatch.setattr(parser, "_LARKS", {})       # a new process: the tables come from the file
+    assert isa.loads(src, "k.ptx").emit() == want
+    monkeypatch.setenv("KERNLENS_NO_CACHE", "1")
+    assert parser._table_cache("x", False) is None
