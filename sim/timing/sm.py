@@ -82,6 +82,7 @@ class OpFacts:
     arg: float = 0.0            # wait_group N; wgmma FLOPs per warp
     line: int = 0
     l1_bypass: bool = False     # .cg loads and cp.async.cg: cached in L2 only (PTX ISA 9.7.9.1), no L1 lookup
+    smem_wf: float = 0.0        # wgmma: shared-memory wavefronts (128 B) its operands take, per warp
 
 
 def _releases(ins) -> bool:
@@ -109,7 +110,7 @@ def op_facts(state, P: H200Params) -> list[OpFacts]:
         fam = info.family if info is not None else ins.opcode
         unit = info.unit if info is not None else U.INT
         cls = info.classes if info is not None else frozenset()
-        special, arg = None, 0.0
+        special, arg, smem_wf = None, 0.0, 0.0
         pipe, lat, cause = "alu", L["alu"], "wait"
         if unit == U.FP32:
             pipe, lat = "fma", L["ffma"]
@@ -135,6 +136,7 @@ def op_facts(state, P: H200Params) -> list[OpFacts]:
                 m, n, k = info.shape or (64, 64, 16)
                 pipe, special, arg = None, "wgmma", info.flops / 4 if info.flops else 2 * m * n * k / 4
                 lat, cause = _wgmma_latency(L, n), "gmma"
+                smem_wf = _wgmma_operand_wavefronts(ins, m, n) / 4
             else:
                 pipe, lat = "mma", L["mma_sync"]
         elif unit == U.LSU:
@@ -162,8 +164,20 @@ def op_facts(state, P: H200Params) -> list[OpFacts]:
         if special is None and fam in ("st", "atom", "red") and _releases(ins):
             special = "membar"          # ptxas puts a MEMBAR before a release store or atomic (as for fences)
         out.append(OpFacts(ins.full_opcode, pipe, float(lat), cause, rd, wr, special, arg, ins.span.line,
-                           "cg" in ins.modifiers))
+                           "cg" in ins.modifiers, smem_wf))
     return out
+
+
+def _wgmma_operand_wavefronts(ins, m: int, n: int) -> float:
+    """128-byte shared-memory wavefronts one warpgroup's ``wgmma.mma_async`` reads: B (N rows of the
+    32-byte K step: k16 f16/bf16, k32 8-bit, k8 tf32) and A (M x 32 bytes) unless A is in registers.
+    ncu_deep wgmma_f16_m64n64k16_gemm (perf): l1tex__data_pipe_lsu_wavefronts_mem_shared 14,079,057 minus
+    its st.shared wavefronts 9,865,654 = 4,213,403 over 131,072 warpgroup m64n64k16 = 32.1 per wgmma,
+    = (2048 + 2048) / 128: the tensor core's operand fetch passes the same shared-memory data path."""
+    from isa import ir
+
+    a_regs = len(ins.operands) > 1 and isinstance(ins.operands[1], ir.Vector)
+    return ((0 if a_regs else m * 32) + n * 32) / 128
 
 
 def _wgmma_latency(L: dict, n: int) -> float:
@@ -453,6 +467,8 @@ class SM:
             if sp_ is not None:
                 if sp_ == "wgmma":
                     s0 = gmma.reserve(t, op.arg)
+                    if op.smem_wf:                       # operand fetch on the shared-memory data path
+                        shared.reserve(t, op.smem_wf)
                     wgg[g][0] = max(wgg[g][0], s0 + op.lat)
                     if use_log:
                         adone[(gw_of[g], ip[g])] = s0 + op.lat
