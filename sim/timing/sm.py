@@ -21,8 +21,11 @@ slot records ``not_selected``. Warps go to sub-partitions by slot (``slot % 4``)
 Asynchronous work takes modelled time: ``cp.async`` completes when its global read and shared write
 are done (``cp.async.wait_group N`` waits for all but the N newest groups); ``wgmma.mma_async``
 occupies the SM's tensor unit for its FLOPs at ``wgmma_flop_per_clk`` and completes after the
-N-dependent latency (106/138/202 cycles for N = 64/128/256, interpolated), ``wgmma.wait_group``
-waits (``gmma``). Fences wait for the SM's store queue to drain (``membar``).
+N-dependent latency (106/138/202 cycles for N = 64/128/256, interpolated) and reads its shared
+operands through the shared-memory pipe ((64 x 32 + N x 32) / 128 wavefronts per warpgroup, A not
+counted when it is in registers), ``wgmma.wait_group`` waits (``gmma``). ``.cg`` loads and
+``cp.async.cg`` are cached in L2 only: no L1 lookup, no allocation. Fences wait for the SM's store
+queue to drain (``membar``).
 
 Launch level (:func:`predict`): CTAs go to SMs round robin (CTA ``i`` to SM ``i mod 132``), ``k``
 at a time (:func:`sim.timing.occupancy.occupancy`); an SM starts its next CTA when one finishes.
