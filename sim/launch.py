@@ -140,7 +140,9 @@ class TensorMapArg:
     ``dims`` default to the buffer's shape reversed (dimension 0 is the contiguous one, as CUDA
     orders them), ``dtype`` to the buffer's, ``strides`` (bytes, dimensions 1..rank-1) to a dense
     tensor, ``element_strides`` to ones, ``interleave``/``swizzle`` to ``none``, ``oob_fill`` to
-    ``zero`` (or ``nan``). ``of`` names a buffer argument or one of the launch's ``buffers`` (buffers
+    ``zero`` (or ``nan``). An im2col map (``cuTensorMapEncodeIm2col``) gives, instead of ``box``,
+    ``"im2col": {"lower": [...], "upper": [...], "channels_per_pixel": C, "pixels_per_column": P}`` (corners
+    W first). ``of`` names a buffer argument or one of the launch's ``buffers`` (buffers
     no parameter points to, as with Triton's host TensorDescriptors)."""
 
     name: str
@@ -153,10 +155,20 @@ class TensorMapArg:
     interleave: str = "none"
     swizzle: str = "none"
     oob_fill: str = "zero"
+    im2col: Mapping | None = None      # {"lower": [...], "upper": [...], "channels_per_pixel", "pixels_per_column"}
 
     def tensor_map(self, buf: "BufferArg"):
         from sim.ptx.tensormap import TensorMap
 
+        if self.im2col is not None:
+            if self.interleave != "none":
+                raise InputError(f"tensor map {self.name}: interleaved im2col maps are not simulated")
+            g = self.im2col
+            return TensorMap.im2col(self.dtype or buf.dtype, self.dims or tuple(reversed(buf.shape)),
+                                    lower=g["lower"], upper=g["upper"], channels_per_pixel=g["channels_per_pixel"],
+                                    pixels_per_column=g["pixels_per_column"], strides=self.strides,
+                                    element_strides=self.element_strides, swizzle=self.swizzle,
+                                    oob_fill=self.oob_fill, where=f"tensor map {self.name}")
         return TensorMap.tiled(self.dtype or buf.dtype, self.dims or tuple(reversed(buf.shape)), self.box,
                                strides=self.strides, element_strides=self.element_strides,
                                interleave=self.interleave, swizzle=self.swizzle, oob_fill=self.oob_fill,
@@ -308,16 +320,24 @@ def parse_launch(obj: Mapping, *, source: str = "<launch>", text: str | None = N
             nm = str(a["tensor_map"])
             span = _locate(text, source, f'"{nm}"')
             known = ("tensor_map", "of", "box", "dims", "dtype", "strides", "element_strides", "interleave",
-                     "swizzle", "oob_fill")
+                     "swizzle", "oob_fill", "im2col")
             bad = sorted(set(a) - set(known))
             if bad:
                 raise InputError(f"tensor map {nm}: unknown field(s) {', '.join(bad)}", span, expected=list(known))
-            if "of" not in a or "box" not in a:
-                raise InputError(f"tensor map {nm} needs 'of' (its buffer) and 'box'", span)
+            g = a.get("im2col")
+            if g is not None:
+                gk = ("lower", "upper", "channels_per_pixel", "pixels_per_column")
+                if not isinstance(g, Mapping) or set(g) != set(gk) or "box" in a:
+                    raise InputError(f"tensor map {nm}: 'im2col' takes exactly {', '.join(gk)} (cuTensorMapEncodeIm2col; "
+                                     "no 'box')", span, expected=list(gk))
+                g = {"lower": tuple(int(x) for x in g["lower"]), "upper": tuple(int(x) for x in g["upper"]),
+                     "channels_per_pixel": int(g["channels_per_pixel"]), "pixels_per_column": int(g["pixels_per_column"])}
+            if "of" not in a or ("box" not in a and g is None):
+                raise InputError(f"tensor map {nm} needs 'of' (its buffer) and 'box' (or 'im2col')", span)
             tup = lambda k: None if a.get(k) is None else tuple(int(x) for x in a[k])
-            arg = TensorMapArg(nm, str(a["of"]), tup("box"), tup("dims"), a.get("dtype"), tup("strides"),
+            arg = TensorMapArg(nm, str(a["of"]), tup("box") or (), tup("dims"), a.get("dtype"), tup("strides"),
                                tup("element_strides"), a.get("interleave", "none"), a.get("swizzle", "none"),
-                               a.get("oob_fill", "zero"))
+                               a.get("oob_fill", "zero"), g)
         elif "buffer" in a:
             nm = str(a["buffer"])
             span = _locate(text, source, f'"{nm}"')

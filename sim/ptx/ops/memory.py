@@ -502,8 +502,9 @@ def _bulk_run(M, pc, ins, dst_space, src_space, dfn, sfn, size, mfn, name, sourc
 
 
 # ---------------------------------------------------------------------------------- TMA (tensor maps)
-limit("cp.async.bulk.tensor", "tile mode only (interleaved 16B/32B maps of whole channel slices included): im2col is "
-      "not simulated; .multicast::cluster runs with ctaMask 0x1 only (every CTA is a cluster of one)")
+limit("cp.async.bulk.tensor", "tile mode (interleaved 16B/32B maps of whole channel slices included) and .im2col loads; "
+      ".im2col::w, .im2col::w::128, .im2col_no_offs stores and gather4/scatter4 are not simulated; "
+      ".multicast::cluster runs with ctaMask 0x1 only (every CTA is a cluster of one)")
 
 
 @op("cp.async.bulk.tensor")
@@ -512,11 +513,16 @@ def _bulk_tensor(M, pc, ins, canon, ms, mods):
     (a box of the tensor map at %rd11 -> shared, complete_tx on the mbarrier) and
     ``cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd14, {%r36, %r37}], [%r7];`` (shared -> the
     box's in-bound elements, a bulk group): tile mode, :mod:`sim.ptx.tensormap`."""
-    from ..tensormap import SIZE, TensorMap
+    from ..tensormap import IM2COL, SIZE, TensorMap
 
     ops = list(ins.operands)
-    if "im2col" in ms or any(m.startswith("im2col") for m in ms):
-        return not_implemented(M, ins, "cp.async.bulk.tensor im2col mode (tile mode only)")
+    im2col = "im2col" in ms
+    if any(m.startswith("im2col") and m != "im2col" for m in ms):
+        what = next(m for m in ms if m.startswith("im2col") and m != "im2col")
+        return not_implemented(M, ins, f"cp.async.bulk.tensor .{what} mode (tile and .im2col only)")
+    if any(m.startswith("tile::") for m in ms):
+        what = next(m for m in ms if m.startswith("tile::"))
+        return not_implemented(M, ins, f"cp.async.bulk.tensor .{what} mode (tile and .im2col only)")
     multicast = any(m.startswith("multicast") for m in ms)
     k = next((i for i, o in enumerate(ops[:2]) if isinstance(o, ir.Address) and o.coords is not None), None)
     if k is None:
@@ -528,11 +534,19 @@ def _bulk_tensor(M, pc, ins, canon, ms, mods):
     _, sfn = M.address(ops[0 if load else 1], ins)          # the shared side
     mfn = M.address(ops[2], ins)[1] if load and len(ops) > 2 and isinstance(ops[2], ir.Address) else None
     maskfn = None
+    ofns = None
+    nxt = 3
+    if im2col:
+        if not load or mfn is None or len(ops) < 4 or not isinstance(ops[3], ir.Vector):
+            raise M.error(f"{ins.full_opcode}: .im2col is a global -> shared copy with an mbarrier and the im2col "
+                          "offsets: [dstMem], [tensorMap, {coordinates}], [mbar], {offsets}", ins)
+        ofns = [M.src(e, "u16", ins) for e in ops[3].elements]
+        nxt = 4
     if multicast:
-        if not load or mfn is None or len(ops) < 4:
+        if not load or mfn is None or len(ops) <= nxt:
             raise M.error(f"{ins.full_opcode}: .multicast::cluster is a global -> shared copy with an mbarrier and "
                           "a ctaMask operand: [dstMem], [tensorMap, {coordinates}], [mbar], ctaMask", ins)
-        maskfn = M.src(ops[3], "u16", ins)
+        maskfn = M.src(ops[nxt], "u16", ins)
     cache: dict[bytes, TensorMap] = {}
 
     def maps(lanes, sub):
@@ -554,6 +568,13 @@ def _bulk_tensor(M, pc, ins, canon, ms, mods):
                     if t.rank != len(cfns):
                         raise M.error(f"{ins.full_opcode} gives {len(cfns)} coordinates; the tensor map has rank "
                                       f"{t.rank}", ins)
+                    if (t.mode == IM2COL) != im2col:
+                        raise M.error(f"{ins.full_opcode}: the tensor map is encoded for "
+                                      f"{'im2col' if t.mode == IM2COL else 'tile'} mode, the copy is in "
+                                      f"{'im2col' if im2col else 'tile'} mode", ins)
+                    if im2col and len(ofns) != t.rank - 2:
+                        raise M.error(f"{ins.full_opcode} gives {len(ofns)} im2col offsets; a rank-{t.rank} map "
+                                      f"takes {t.rank - 2}", ins)
                     cache[key] = t
                 out_l.append(int(ln[j]))
                 out_m.append(t)
@@ -566,6 +587,8 @@ def _bulk_tensor(M, pc, ins, canon, ms, mods):
         A = M.asyncs
         sub = None if m is None else lanes
         coords_all = np.stack([np.broadcast_to(np.asarray(f()).astype(np.int64), (M.T,)) for f in cfns], axis=1)
+        offs_all = None if ofns is None else np.stack(
+            [np.broadcast_to(np.asarray(f()).astype(np.int64), (M.T,)) for f in ofns], axis=1)
         smem_all = np.broadcast_to(sfn(sub), (len(lanes),))
         pos = {int(l): i for i, l in enumerate(lanes)}
         ln_all, tms = maps(lanes, sub)
@@ -580,7 +603,7 @@ def _bulk_tensor(M, pc, ins, canon, ms, mods):
             t = tms[j]
             ln = np.array([lane], np.int64)
             i = pos[lane]
-            off, inb = t.box_elements(coords_all[lane][None, :])
+            off, inb = t.box_elements(coords_all[lane][None, :], None if offs_all is None else offs_all[lane][None, :])
             gaddr = np.uint64(t.address) + off.astype(np.uint64)          # [1, E]
             es = t.esize
             nb = t.box_bytes
