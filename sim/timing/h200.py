@@ -89,7 +89,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     def replay(dram_latency):
         runs = []
         for lst, cl in zip(lists, per_sm):
-            sm = SM(facts, P, ctas_per_sm=k, warps_per_cta=wpc, l1_lines=l1_lines, l2_hit=h2, dram_bpc=dram_bpc,
+            sm = SM(facts, P, ctas_per_sm=k, warps_per_cta=wpc, l1_lines=l1_lines, l2_hit=h2s[0], dram_bpc=dram_bpc,
                     l2_bpc=l2_bpc, trace=trace and not runs, leaders=leaders, dram_latency=dram_latency)
             runs.append(sm.run(cl, ids=list(lst) if waits is not None else None, waits=waits))
         slow = max(runs, key=lambda r: r.cycles)
@@ -108,7 +108,18 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
         return L0 + q * rho / (1.0 - rho)
 
     dram_latency = L0
+    h2s = [h2]
     runs, slow, sm_cycles = replay(L0)
+    # the L2 hit rate of the loads that miss L1: first touches over the L1 misses of the replay
+    # (the estimate above counts L1 hits and stores too); replayed when it moves by > 5 points
+    ll = sum(r.l2_load_sectors for r in runs) * (f if sampled else 1.0)
+    if ll > 0:
+        h2_loads = max(0.0, 1.0 - rd / ll)
+        if foot > 62914560:
+            h2_loads *= 62914560 / foot
+        if abs(h2_loads - h2) > 0.05:
+            h2s[0] = h2_loads
+            runs, slow, sm_cycles = replay(L0)
     if q > 0 and sm_cycles > 0 and dram_min > 0.1 * sm_cycles:
         lb = loaded(sm_cycles)
         rb = replay(lb)
@@ -130,9 +141,10 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     l1_tot = sum(r.l1_load_sectors for r in runs)
     l1_hit = sum(r.l1_hit_sectors for r in runs)
     l2_sec = sum(r.l2_sectors for r in runs) * (f if sampled else 1.0)
+    l2_ld = sum(r.l2_load_sectors for r in runs) * (f if sampled else 1.0)
     dram_read, dram_write = rd * 32, wr * 32
-    if foot > 62914560:
-        dram_read = max(dram_read, l2_sec * 32 * (1 - h2))
+    if foot > 62914560:       # footprint over L2: the loads that miss it (stores read no DRAM)
+        dram_read = max(dram_read, l2_ld * 32 * (1 - h2s[0]))
     dram_cycles = (dram_read + dram_write) / (H["dram_bw"] / P.hz)
     l2_cycles = l2_sec * 32 / (H["l2_bw"] / P.hz)
     over = H["launch_overhead"]

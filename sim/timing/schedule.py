@@ -13,7 +13,8 @@ replay in PTX order pays latencies the real kernel hides. Measured (``examples/h
 
 What is modelled (*modelled*, an approximation of ptxas's scheduler, not its code):
 
-* blocks: split at labels and after branches, ``ret``/``exit``; the terminator stays last;
+* blocks: the basic blocks of :class:`isa.cfg.Cfg` (branch targets, after branches and exits);
+  the terminator stays last;
 * dependences: registers (read after write with the producer's latency, write after read and
   write after write in order), memory (a load stays after an earlier store to the same state space
   or a generic one; stores and atomics keep their order with every load and store of that space),
@@ -65,6 +66,14 @@ def _barrier(ins, info) -> bool:
     return op in _BARRIER_OPCODES or op.startswith(("cp.", "wgmma", "mbarrier", "tcgen05"))
 
 
+def block_bounds(fn) -> list[tuple[int, int]]:
+    """(start, end) instruction indices of ``fn``'s basic blocks: the one CFG of :mod:`isa.cfg` (a label
+    that no branch names, like Triton's ``$L__tmp`` line markers, does not start a block)."""
+    from isa.cfg import Cfg
+
+    return [(b.start, b.end) for b in Cfg(fn).blocks]
+
+
 def block_orders(state, facts, global_latency: float, merged=None) -> dict[int, tuple[int, ...]]:
     """start pc -> the block's pcs in scheduled order, for every block whose order changes
     (``facts``: :func:`sim.timing.sm.op_facts`; ``merged``: :func:`sim.timing.vectorize.merged_loads`,
@@ -75,13 +84,7 @@ def block_orders(state, facts, global_latency: float, merged=None) -> dict[int, 
     for finfo in getattr(state, "funcs", ()):
         fn, base = finfo.fn, finfo.base
         ins = fn.instructions
-        n = len(ins)
-        starts = {0} | {v for v in fn.labels.values() if v < n}
-        for k, i in enumerate(ins):
-            if i.opcode in ("bra", "brx", "ret", "exit", "call") and k + 1 < n:
-                starts.add(k + 1)
-        ss = sorted(starts)
-        for a, b in zip(ss, ss[1:] + [n]):
+        for a, b in block_bounds(fn):
             if b - a < 3 or b - a > MAX_BLOCK:
                 continue
             order = _schedule(ins, state.infos, facts, base, a, b, global_latency, registers, merged or {})

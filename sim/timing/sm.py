@@ -21,8 +21,11 @@ slot records ``not_selected``. Warps go to sub-partitions by slot (``slot % 4``)
 Asynchronous work takes modelled time: ``cp.async`` completes when its global read and shared write
 are done (``cp.async.wait_group N`` waits for all but the N newest groups); ``wgmma.mma_async``
 occupies the SM's tensor unit for its FLOPs at ``wgmma_flop_per_clk`` and completes after the
-N-dependent latency (106/138/202 cycles for N = 64/128/256, interpolated), ``wgmma.wait_group``
-waits (``gmma``). Fences wait for the SM's store queue to drain (``membar``).
+N-dependent latency (106/138/202 cycles for N = 64/128/256, interpolated) and reads its shared
+operands through the shared-memory pipe ((64 x 32 + N x 32) / 128 wavefronts per warpgroup, A not
+counted when it is in registers), ``wgmma.wait_group`` waits (``gmma``). ``.cg`` loads and
+``cp.async.cg`` are cached in L2 only: no L1 lookup, no allocation. Fences wait for the SM's store
+queue to drain (``membar``).
 
 Launch level (:func:`predict`): CTAs go to SMs round robin (CTA ``i`` to SM ``i mod 132``), ``k``
 at a time (:func:`sim.timing.occupancy.occupancy`); an SM starts its next CTA when one finishes.
@@ -82,6 +85,17 @@ class OpFacts:
     arg: float = 0.0            # wait_group N; wgmma FLOPs per warp
     line: int = 0
     l1_bypass: bool = False     # .cg loads and cp.async.cg: cached in L2 only (PTX ISA 9.7.9.1), no L1 lookup
+    smem_wf: float = 0.0        # wgmma: shared-memory wavefronts (128 B) its operands take, per warp
+
+
+def _releases(ins) -> bool:
+    """A ``.release``/``.acq_rel`` store or atomic: it drains the store buffers as a fence does, in the
+    functional relaxed memory (:mod:`sim.ptx.order`) and here (the same ordering table)."""
+    from isa.ptx.memorder import ordering
+    from isa.ptx.opcodes import split
+
+    c, mods = split(ins)
+    return ordering(c, mods).release
 
 
 def op_facts(state, P: H200Params) -> list[OpFacts]:
@@ -99,7 +113,7 @@ def op_facts(state, P: H200Params) -> list[OpFacts]:
         fam = info.family if info is not None else ins.opcode
         unit = info.unit if info is not None else U.INT
         cls = info.classes if info is not None else frozenset()
-        special, arg = None, 0.0
+        special, arg, smem_wf = None, 0.0, 0.0
         pipe, lat, cause = "alu", L["alu"], "wait"
         if unit == U.FP32:
             pipe, lat = "fma", L["ffma"]
@@ -125,6 +139,7 @@ def op_facts(state, P: H200Params) -> list[OpFacts]:
                 m, n, k = info.shape or (64, 64, 16)
                 pipe, special, arg = None, "wgmma", info.flops / 4 if info.flops else 2 * m * n * k / 4
                 lat, cause = _wgmma_latency(L, n), "gmma"
+                smem_wf = _wgmma_operand_wavefronts(ins, m, n) / 4
             else:
                 pipe, lat = "mma", L["mma_sync"]
         elif unit == U.LSU:
@@ -149,9 +164,23 @@ def op_facts(state, P: H200Params) -> list[OpFacts]:
             elif fam == "wgmma.wait_group":
                 special = "wg_wait"
                 arg = float(ins.operands[0].value) if ins.operands and hasattr(ins.operands[0], "value") else 0.0
+        if special is None and fam in ("st", "atom", "red") and _releases(ins):
+            special = "membar"          # ptxas puts a MEMBAR before a release store or atomic (as for fences)
         out.append(OpFacts(ins.full_opcode, pipe, float(lat), cause, rd, wr, special, arg, ins.span.line,
-                           "cg" in ins.modifiers))
+                           "cg" in ins.modifiers, smem_wf))
     return out
+
+
+def _wgmma_operand_wavefronts(ins, m: int, n: int) -> float:
+    """128-byte shared-memory wavefronts one warpgroup's ``wgmma.mma_async`` reads: B (N rows of the
+    32-byte K step: k16 f16/bf16, k32 8-bit, k8 tf32) and A (M x 32 bytes) unless A is in registers.
+    ncu_deep wgmma_f16_m64n64k16_gemm (perf): l1tex__data_pipe_lsu_wavefronts_mem_shared 14,079,057 minus
+    its st.shared wavefronts 9,865,654 = 4,213,403 over 131,072 warpgroup m64n64k16 = 32.1 per wgmma,
+    = (2048 + 2048) / 128: the tensor core's operand fetch passes the same shared-memory data path."""
+    from isa import ir
+
+    a_regs = len(ins.operands) > 1 and isinstance(ins.operands[1], ir.Vector)
+    return ((0 if a_regs else m * 32) + n * 32) / 128
 
 
 def _wgmma_latency(L: dict, n: int) -> float:
@@ -174,6 +203,7 @@ class SMRun:
     l1_hit_sectors: float
     l1_load_sectors: float
     l2_sectors: float
+    l2_load_sectors: float      # of which loads (L1 misses)
     ctas: int
     warps: int
     cta_end: list
@@ -260,7 +290,7 @@ class SM:
         cta_end = [0.0] * len(ctas)
         cta_slot = []
         issued = 0
-        l1_hit = l1_tot = l2_sec = 0.0
+        l1_hit = l1_tot = l2_sec = l2_ld = 0.0
         trace = self.trace
         slices = [] if trace else None
         nxt = 0
@@ -413,6 +443,7 @@ class SM:
                             miss = cost * (n - h) / n
                             if miss > 0:
                                 l2_sec += miss
+                                l2_ld += miss
                                 s2 = l2.reserve(s0, miss * 32)
                                 sd = dram.reserve(s2, miss * 32 * (1.0 - self.l2_hit)) if self.l2_hit < 1 else s2
                                 d = s2 + l2_lat + miss_extra + (sd - s2)
@@ -443,6 +474,8 @@ class SM:
             if sp_ is not None:
                 if sp_ == "wgmma":
                     s0 = gmma.reserve(t, op.arg)
+                    if op.smem_wf:                       # operand fetch on the shared-memory data path
+                        shared.reserve(t, op.smem_wf)
                     wgg[g][0] = max(wgg[g][0], s0 + op.lat)
                     if use_log:
                         adone[(gw_of[g], ip[g])] = s0 + op.lat
@@ -528,7 +561,7 @@ class SM:
         busy["tensor_gmma"] = gmma.busy
         busy["l2_share"] = l2.busy
         busy["dram_share"] = dram.busy
-        return SMRun(cycles, issued, st, busy, l1_hit, l1_tot, l2_sec, len(ctas), len(streams), cta_end,
+        return SMRun(cycles, issued, st, busy, l1_hit, l1_tot, l2_sec, l2_ld, len(ctas), len(streams), cta_end,
                      slices or [])
 
     @staticmethod

@@ -15,7 +15,7 @@ Measured (``../shared/corpus/h200/ncu_deep.json``, ``l1tex__data_pipe_lsu_wavefr
 What is modelled (a static pass over the kernel plus a run-time check):
 
 * candidates are non-volatile ``ld.shared`` of 4- or 8-byte scalars (``.f32/.b32/.u32/.s32``,
-  ``.f64/.b64/.u64/.s64``) in one basic block, addressed ``[%base+offset]``, same base, type and guard;
+  ``.f64/.b64/.u64/.s64``) in one basic block (:class:`isa.cfg.Cfg`), addressed ``[%base+offset]``, same base, type and guard;
 * a group ends at a write to the base register, a shared store or atomic, a barrier or fence, a call;
 * within a group, offsets ``o, o+w, o+2w, o+3w`` with ``o`` a multiple of ``4w`` (16 bytes at most,
   so only for 4-byte loads) become one 16-byte load, else pairs ``o, o+w`` with ``o`` a multiple of
@@ -72,7 +72,9 @@ def merged_loads(state) -> dict[int, Merge]:
     for info in getattr(state, "funcs", ()):
         fn, base = info.fn, info.base
         ins = fn.instructions
-        starts = set(fn.labels.values())
+        from .schedule import block_bounds
+
+        starts = {a for a, _ in block_bounds(fn)}
         groups: dict[tuple, list] = {}
 
         def close(keys):

@@ -168,3 +168,31 @@ def test_a_wait_that_finds_the_phase_complete_waits_for_its_copies():
     streams = ws.streams
     for (w, s) in log.waits:
         assert mod.functions[0].instructions[streams[w][s][0]].full_opcode.startswith("mbarrier.try_wait")
+
+
+def test_release_stores_and_atomics_drain_the_store_queue_like_fences():
+    """ptxas puts a MEMBAR before st.release / atom.release (MEMBAR.ALL.GPU, .CTA for .cta scope, seen in
+    nvdisasm of ptxas 13.0's SASS), and the functional relaxed memory drains its store buffers there:
+    the timing model's store queue drains there too (the same ordering table, isa.ptx.memorder)."""
+    from sim.timing.sm import _releases
+
+    mod = isa.loads("""
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [p];
+    st.global.u32 [%rd1+4], %r1;
+    st.release.gpu.global.u32 [%rd1], %r1;
+    atom.acq_rel.gpu.global.add.u32 %r2, [%rd1+8], 1;
+    st.relaxed.gpu.global.u32 [%rd1+12], %r2;
+    atom.global.add.u32 %r2, [%rd1+8], 1;
+    red.release.cta.global.add.u32 [%rd1+8], 1;
+    ret;
+}
+""")
+    got = [_releases(i) for i in mod.functions[0].instructions]
+    assert got == [False, False, True, True, False, False, True, False]

@@ -101,3 +101,13 @@ def test_reorder_rewrites_whole_runs_only():
     orders = {10: (12, 10, 11, 13)}
     s = [(9, None), (10, "a"), (11, "b"), (12, "c"), (13, "d"), (10, "e"), (11, "f")]
     assert reorder(s, orders) == [(9, None), (12, "c"), (10, "a"), (11, "b"), (13, "d"), (10, "e"), (11, "f")]
+
+
+def test_a_label_no_branch_names_does_not_end_the_block():
+    """Triton marks source lines with labels (``$L__tmp3:``) that no branch targets: the block goes
+    on through them, so the loads are still hoisted."""
+    plain = _loads(False)
+    marked = plain.replace("    add.f32 %f21,", "$L__tmp1:\n    add.f32 %f21,").replace(
+        "    ld.shared.f32 %f6,", "$L__tmp2:\n    ld.shared.f32 %f6,")
+    assert "$L__tmp2:" in marked
+    assert _cycles(marked) == _cycles(plain)

@@ -49,3 +49,21 @@ def test_cg_loads_bypass_l1():
     from sim.timing.sm import load_params
     L = load_params().lat
     assert cg["sm_cycles"] - ca["sm_cycles"] > 7 * (L["global_l2"] - L["global_l1"]) * 0.9
+
+
+def test_wgmma_operands_take_shared_memory_wavefronts():
+    """A warpgroup's wgmma.mma_async m64nNk16 (both operands in shared memory) reads 64 x 32 B of A
+    and N x 32 B of B through the shared-memory data path: (2048 + 32 N) / 128 wavefronts, beside
+    the wavefronts of the copies that filled the tiles (ncu_deep: 32.1 per m64n64k16)."""
+    from isa.generate import ptx_gemm as G
+    from sim import launch as L
+
+    cfg = G.PtxGemmConfig(arch="sm_90a", dtype="f16", engine="wgmma", m=64, n=128, k=64, tile=(64, 128, 32),
+                          warps=(1, 1), stages=2)
+    spec = L.spec_from_entry(G.launch_spec(cfg))
+    ex = L.execute(isa.load(G.gemm_ptx(cfg)), spec, timing="h200")
+    tm = ex.timing
+    n_wgmma = (64 // 32) * (32 // 16)                      # 2 k-tiles x 2 k-steps of 16
+    copies = tm["memory"]["shared_wavefronts"]
+    assert copies > 0 and not tm["sampled"]
+    assert tm["pipes"]["shared"]["busy_cycles"] - copies == n_wgmma * (64 * 32 + 128 * 32) / 128
