@@ -342,12 +342,12 @@ class SM:
                     continue
                 g = heappop(slot_wait[sp])
                 ver[sp] += 1
-                if slot_wait[sp]:
-                    heappush(heap, (sp_free[sp], slot_wait[sp][0], -1 - sp, ver[sp]))
+                tok = True          # the next waiting warp's token: pushed below unless this one issues
                 s = streams[g]
                 pc, acc = s[ip[g]]
                 free = False
             else:
+                tok = False
                 sp = sp_of[g]
                 s = streams[g]
                 pc, acc = s[ip[g]]
@@ -374,6 +374,8 @@ class SM:
             if u is not None and u.free_at > r:
                 add("math_pipe_throttle" if op.pipe != "lsu" else "mio_throttle", u.free_at - r)
                 heappush(heap, (u.free_at, g, g))
+                if tok and slot_wait[sp]:
+                    heappush(heap, (sp_free[sp], slot_wait[sp][0], -1 - sp, ver[sp]))
                 continue
             if acc is not None and not free:
                 wait, why = r, None
@@ -390,6 +392,8 @@ class SM:
                 if wait > r:
                     add(why, wait - r)
                     heappush(heap, (wait, g, g))
+                    if tok and slot_wait[sp]:
+                        heappush(heap, (sp_free[sp], slot_wait[sp][0], -1 - sp, ver[sp]))
                     continue
             t = r
             if not free:
