@@ -29,7 +29,7 @@ TRUTH = np.load(ISA / "h200.npz")
 NOT_YET: dict[str, str] = {
     p: ("the program's per-lane metadata words hold index pairs the ISA leaves undefined for .tf32 "
         "(only 0b0100 and 0b1110 mean something); kernlens applies the 2:4 rule to 16-bit halves there, "
-        "which reproduces the rows of group g but not every row of g + 8 (low-order bits differ); the "
+        "which matches the H200 on some rows only (the others differ in low-order bits); the "
         "defined cases are tests/sim/ptx/tensor/test_mma_sparse.py")
     for p in ("mma_spl_m16n8k8_tf32_sel3", "mma_spl_m16n8k16_tf32_sel1")}
 
