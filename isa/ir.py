@@ -510,25 +510,39 @@ class Module:
     path: str | None = field(default=None, compare=False)
     source: str | None = field(default=None, compare=False, repr=False)
 
+    # The item lists are scanned once per module and kept (a fresh list is handed out each time):
+    # analysing each kernel of a module with thousands asks for them once per kernel.
+    @cached_property
+    def _functions(self) -> tuple[Function, ...]:
+        return tuple(i for i in self.items if isinstance(i, Function))
+
+    @cached_property
+    def _variables(self) -> tuple[Variable, ...]:
+        return tuple(i for i in self.items if isinstance(i, Variable))
+
+    @cached_property
+    def _static_variables(self) -> tuple[Variable, ...]:
+        inner = [d for f in self._functions for d in f.declarations
+                 if isinstance(d, Variable) and d.space in ("global", "const")]
+        return self._variables + tuple(inner)
+
     @property
     def functions(self) -> list[Function]:
-        return [i for i in self.items if isinstance(i, Function)]
+        return list(self._functions)
 
     @property
     def kernels(self) -> list[Function]:
-        return [f for f in self.functions if f.is_kernel and f.body is not None]
+        return [f for f in self._functions if f.is_kernel and f.body is not None]
 
     @property
     def variables(self) -> list[Variable]:
-        return [i for i in self.items if isinstance(i, Variable)]
+        return list(self._variables)
 
     @property
     def static_variables(self) -> list[Variable]:
         """Module variables and the ``.global``/``.const`` variables declared inside functions
         (``{ .global .u32 counter; ... }``), which have static storage like module ones."""
-        inner = [d for f in self.functions for d in f.declarations
-                 if isinstance(d, Variable) and d.space in ("global", "const")]
-        return self.variables + inner
+        return list(self._static_variables)
 
     @property
     def files(self) -> dict[int, FileEntry]:

@@ -58,7 +58,8 @@ class InspectorCommands(Provider):
         yield ("Toggle SASS pane", app.action_toggle_sass, "show or hide what ptxas made of the PTX (v; x jumps)")
         yield ("Run on the simulator", app.action_run, "run this kernel with its launch spec (r)")
         yield ("Run with generated inputs", partial(app.action_run, True), "run with freshly drawn inputs")
-        yield ("Check recorded outputs", app.action_check, "check the H200's outputs for this kernel")
+        if app.doc is not None and app.doc.isa == "ptx":   # the H200 recorded PTX kernels' outputs only
+            yield ("Check recorded outputs", app.action_check, "check the H200's outputs for this kernel")
 
     async def discover(self) -> Hits:
         for name, cb, help_ in self._commands():

@@ -39,6 +39,10 @@ def _candidates(name: str, asm_path: Path | None, source_dirs: tuple[Path, ...])
             if not p.is_absolute():
                 out.append(parent / p)
             out.append(parent / p.name)
+        # the corpus layout: sources in cuda/ or triton/ beside the PTX folder (or inside it)
+        for parent in (base, base.parent):
+            for sub in ("cuda", "triton"):
+                out.append(parent / sub / p.name)
     for d in source_dirs:
         if not p.is_absolute():
             out.append(d / p)

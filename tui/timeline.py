@@ -208,9 +208,15 @@ def breakdown(run: TimelineRun) -> Breakdown:
         pipe_wait[dst] = pipe_wait.get(dst, 0.0) + v["wait_cycles"]
         pipe_waits[dst] = pipe_waits.get(dst, 0) + v["waits"]
     ops: dict[str, int] = {}
+    other = 0                        # instructions that are not the scalar unit's own: pipe ops and flags
     for s in t.slices:
         if s.kind == "op":
             ops[s.pipe] = ops.get(s.pipe, 0) + 1
+        if s.pipe != "S" or s.kind != "op":
+            other += 1
+    # scalar instructions leave no slice of their own (their issue time is folded into the next
+    # event's): the scalar unit ran every instruction that is neither a pipe's op nor a flag
+    ops["S"] = max(run.instructions - other, ops.get("S", 0))
     b = Breakdown()
     for p in LANE_ORDER:
         b.pipes.append(PipeRow(p, t.busy.get(p, 0.0), t.utilization.get(p, 0.0), pipe_wait.get(p, 0.0), ops.get(p, 0)))

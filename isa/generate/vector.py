@@ -36,8 +36,11 @@ def _check(dtype: str, rows: int, cols: int) -> None:
         raise InputError(f"--rows and --cols must be positive (got {rows}, {cols})")
     pitch = (cols * SIZE[dtype] + 31) // 32 * 32
     if pitch // 32 > 255:
+        most = 255 * 32 // SIZE[dtype]
         raise InputError(f"--cols {cols}: a row of {cols * SIZE[dtype]} bytes needs a repeat stride of "
-                         f"{pitch // 32} blocks, above the 255 the repeat-stride field holds")
+                         f"{pitch // 32} blocks, above the 255 the repeat-stride field holds; the largest row "
+                         f"this generator supports is {255 * 32} bytes: --cols {most} or fewer for {dtype} "
+                         f"(a longer row: reduce it in pieces of at most {most} columns and add the partial results)")
 
 
 def _mask(n: int, lanes: int) -> tuple[int, int]:

@@ -25,8 +25,10 @@ PIPE_ORDER = ("S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX")
 def add_arguments(p) -> None:
     p.add_argument("--machine", default="davinci-a2", help="machine model name or TOML path (default davinci-a2)")
     p.add_argument("--kernel", help="kernel to run when the file has several")
-    p.add_argument("--inputs", help=".npz with one array per parameter name (without %%)")
-    p.add_argument("--out", help="write every GM parameter's final contents to this .npz")
+    p.add_argument("--inputs", help=".npz with one array per parameter name (without %%; NAME or in_NAME keys, "
+                   "so an --out file can be given back: its got_NAME arrays are ignored)")
+    p.add_argument("--out", help="write the inputs (in_NAME) and every GM parameter's final contents (got_NAME) "
+                   "to this .npz, named as a PTX run names them")
     p.add_argument("--trace", help="write a Chrome/Perfetto trace JSON here")
     p.add_argument("--cores", type=int, help="use at most this many cores of the machine")
     p.add_argument("--check", action="store_true",
@@ -60,7 +62,8 @@ def run_ascend(args) -> int:
             raise InputError("--check needs a kernel with a '.meta op=...' header (as `kernlens generate` writes)")
         inputs = make_inputs(meta, seed=args.seed if getattr(args, "seed", None) is not None else 0)
     if args.inputs:
-        inputs.update(read_npz(args.inputs))
+        inputs.update({k[3:] if k.startswith("in_") else k: v for k, v in read_npz(args.inputs).items()
+                       if not k.startswith("got_")})
     functional = bool(args.inputs or args.out or args.check)
     res = run_module(module, machine, kernel=getattr(args, "kernel", None), inputs=inputs, cores=args.cores, functional=functional,
                      trace=bool(getattr(args, "trace", None)))
@@ -97,7 +100,9 @@ def run_ascend(args) -> int:
         rc = 1
     if args.out:
         try:
-            np.savez(args.out, **res.outputs)
+            arrays = {f"in_{k}": np.asarray(v) for k, v in inputs.items()}
+            arrays.update({f"got_{k}": np.asarray(v) for k, v in res.outputs.items()})
+            np.savez(args.out, **arrays)
         except OSError as exc:
             raise InputError(f"cannot write {args.out}: {exc.strerror}") from None
     if args.trace:

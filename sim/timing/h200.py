@@ -141,9 +141,10 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     l1_tot = sum(r.l1_load_sectors for r in runs)
     l1_hit = sum(r.l1_hit_sectors for r in runs)
     l2_sec = sum(r.l2_sectors for r in runs) * (f if sampled else 1.0)
+    l2_ld = sum(r.l2_load_sectors for r in runs) * (f if sampled else 1.0)
     dram_read, dram_write = rd * 32, wr * 32
-    if foot > 62914560:
-        dram_read = max(dram_read, l2_sec * 32 * (1 - h2))
+    if foot > 62914560:       # footprint over L2: the loads that miss it (stores read no DRAM)
+        dram_read = max(dram_read, l2_ld * 32 * (1 - h2s[0]))
     dram_cycles = (dram_read + dram_write) / (H["dram_bw"] / P.hz)
     l2_cycles = l2_sec * 32 / (H["l2_bw"] / P.hz)
     over = H["launch_overhead"]

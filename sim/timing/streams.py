@@ -61,10 +61,12 @@ class WarpStreams:
             self._rid.append(rid)
             return
         n = len(gw)
-        per = [[] for _ in range(n)]
+        per = None                      # per warp: its parts (several accesses, or not every warp)
+        only = None                     # one access of every warp: its costs, one per warp
         pos = None
         if len(ev.accesses) > 1 or len(ev.accesses[0].warps) != n:
             pos = {g: i for i, g in enumerate(gw.tolist())}
+            per = [[] for _ in range(n)]
         for p in ev.accesses:
             sp = _SPACE.get(p.space)
             if sp is None or p.addresses is None:
@@ -91,22 +93,25 @@ class WarpStreams:
                     self.write_sectors.append(ids)
                     extra = [_max_same(a[i][act[i]]) for i in range(len(a))]
                 elif kind in ("load", "async_load"):
-                    lines = np.where(act, a >> 7, -1)
-                    extra = [tuple(np.unique(r[r >= 0]).tolist()) for r in lines]
+                    extra = _distinct_lines(np.where(act, a >> 7, -1))
                 else:                   # stores: the 128-byte lines they touch (L1 t-stage lookups)
                     extra = _distinct_per_row(np.where(act, a >> 7, -1)).tolist()
                 costs = [(sp, kind, c, e) for c, e in zip(secs.tolist(), extra)]
             else:
                 costs = [(sp, kind, 1, 0)] * len(p.warps)
             if pos is None:
-                for i, c in enumerate(costs):
-                    per[i].append(c)
+                only = costs
             else:
                 pg = (p.ctas * self.wpc + p.warps).tolist()
                 for g, c in zip(pg, costs):
                     per[pos[g]].append(c)
         base = len(self._recs)
-        self._recs.extend([(pc, tuple(parts) if parts else None) for parts in per])
+        if per is not None:
+            self._recs.extend([(pc, tuple(parts) if parts else None) for parts in per])
+        elif only is not None:
+            self._recs.extend([(pc, (c,)) for c in only])
+        else:                           # an access in no space the model prices
+            self._recs.extend([(pc, None)] * n)
         self._gw.append(gw)
         self._rid.append(-1 - base)      # records base .. base + n - 1, one per warp
 
@@ -180,6 +185,20 @@ class WarpStreams:
                 tot += min(n * scale, max(cap, n))
             out.append(tot)
         return out[0], out[1]
+
+
+def _distinct_lines(keys: np.ndarray) -> list[tuple]:
+    """Per row of ``keys``: its distinct non-negative values, ascending, as a tuple (one sort)."""
+    s = np.sort(keys, axis=1)
+    new = s >= 0
+    new[:, 1:] &= s[:, 1:] != s[:, :-1]
+    flat = s[new].tolist()
+    ends = np.cumsum(new.sum(axis=1)).tolist()
+    out, lo = [], 0
+    for hi in ends:
+        out.append(tuple(flat[lo:hi]))
+        lo = hi
+    return out
 
 
 def _distinct_per_row(keys: np.ndarray) -> np.ndarray:

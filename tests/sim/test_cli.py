@@ -228,7 +228,12 @@ def test_ascend_inputs_by_name_value_and_size(files, capsys):
     np.savez(files / "ok.npz", x=np.arange(64, dtype=np.float64))
     assert main(["run", str(asm), "--inputs", str(files / "ok.npz"), "--out", str(files / "o.npz")]) == 0
     with np.load(files / "o.npz") as z:
-        np.testing.assert_array_equal(z["y"], np.arange(64, dtype=np.float32) * 2)
+        np.testing.assert_array_equal(z["got_y"], np.arange(64, dtype=np.float32) * 2)
+        np.testing.assert_array_equal(z["in_x"], np.arange(64))
+    # the --out file given back as --inputs: in_NAME keys read, got_NAME ignored
+    assert main(["run", str(asm), "--inputs", str(files / "o.npz"), "--out", str(files / "o2.npz")]) == 0
+    with np.load(files / "o2.npz") as z:
+        np.testing.assert_array_equal(z["got_y"], np.arange(64, dtype=np.float32) * 2)
     capsys.readouterr()
     # a name that is no parameter (a typo would otherwise run on zeros)
     np.savez(files / "typo.npz", xx=np.zeros(64, dtype=np.float32))

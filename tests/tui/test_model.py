@@ -224,6 +224,10 @@ def test_a_run_makes_the_analysis_measured():
     assert a.dynamic_exact is True and a.flops == {"f32": 10760.0}
     atom = next(i for i, ins in enumerate(doc.fn.instructions) if ins.opcode == "atom")
     assert a.notes[atom].dyn * 1024 == 4 and a.notes[atom].exact       # 4 of the launch's 1,024 threads
+    # the grid-stride loop: 5,000 elements over 1,024 threads, measured per entry (was "assumed 16")
+    (loop,) = a.loops_flat()
+    assert loop.trip.endswith("iterations (measured)") and loop.exact
+    assert 4 < float(loop.trip.split()[0]) < 6
 
 
 def test_ascend_overview_uses_the_meta_shapes_and_no_ptx_fields():
@@ -235,3 +239,19 @@ def test_ascend_overview_uses_the_meta_shapes_and_no_ptx_fields():
     assert abs(a.intensity - 31_457_280 / 385_024) < 1e-12
     text = overview_markup(doc)
     assert "Registers and shared memory" not in text and "per launch, from the .meta shapes" in text
+
+
+def test_a_source_named_by_an_absolute_path_elsewhere_is_found_in_cuda_beside_the_ptx(tmp_path):
+    """``.file 1 "/home/someone/proj/k.cu"`` on another machine: look in cuda/ and triton/ beside the
+    PTX folder too (issue #15), and say where it looked when nothing is there."""
+    from tui.sources import find_source
+
+    (tmp_path / "ptx").mkdir()
+    (tmp_path / "cuda").mkdir()
+    asm = tmp_path / "ptx" / "k.ptx"
+    asm.write_text("")
+    (tmp_path / "cuda" / "k.cu").write_text("__global__ void k() {}\n")
+    hit = find_source("/home/someone/proj/k.cu", asm)
+    assert hit.path is not None and hit.path.resolve() == (tmp_path / "cuda" / "k.cu").resolve()
+    miss = find_source("/home/someone/proj/other.py", asm)
+    assert miss.path is None and any(s.endswith("triton/other.py") for s in miss.searched)

@@ -277,3 +277,48 @@ async def test_launch_option_runs_a_file_outside_any_manifest(tmp_path):
         await settle(app, pilot)
         (prompt,) = app.query_one("#run-problems").prompts()
         assert prompt.startswith(f"line {store:>5}  out_of_bounds")
+
+
+@sync
+async def test_the_ascend_run_tab_offers_no_h200_check():
+    """The H200 recorded outputs of PTX kernels only: an Ascend-like kernel's Run tab and command
+    palette do not offer to check them (issue #15); a PTX kernel's still do."""
+    from tui.app import InspectorCommands
+
+    for path, offered in ((VADD, False), (SGEMM, True)):
+        app = InspectorApp([str(path)])
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            await pilot.press("4")
+            await settle(app, pilot)
+            button = app.query_one("#run-check-button")
+            assert button.display is offered
+            names = [name for name, _, _ in InspectorCommands(app.screen)._commands()]
+            assert ("Check recorded outputs" in names) is offered
+
+
+def test_pipes_table_counts_the_scalar_instructions():
+    """Scalar instructions leave no trace slice (their issue time rides on the next event): the S row
+    counted 0 ops beside its busy cycles (issue #15). Every instruction is counted once."""
+    doc = load_file(str(VADD)).kernels[0]
+    run = timeline.run_timing(doc)
+    rows = {p.pipe: p for p in timeline.breakdown(run).pipes}
+    flags = sum(1 for s in run.timing.slices if s.kind != "op")
+    assert rows["S"].busy > 0 and rows["S"].ops > 0
+    assert sum(p.ops for p in rows.values()) + flags == run.instructions
+
+
+@sync
+async def test_the_code_tab_shows_the_class_label_uncut():
+    """``store shared 32`` was cut to ``store shared 3`` (issue #15): the class column fits the
+    longest label."""
+    from tui.widgets.asm_view import CLASS_W, AsmView
+
+    app = InspectorApp([str(SGEMM)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        view = app.query_one("#asm", AsmView)
+        row = app.doc.index_of_line(line_of(SGEMM, "st.shared.f32"))
+        text = "".join(seg.text for seg in view._gutter(row))
+        assert "store shared 32 " in text
+    assert CLASS_W >= len("store shared 128")

@@ -46,6 +46,10 @@ def display_text(line: str) -> str:
     return line.expandtabs(4)
 
 
+#: width of the class column: the longest label, ``store shared 128`` (16), uncut
+CLASS_W = 16
+
+
 class AsmView(ScrollView, can_focus=True):
     """Assembly with line numbers, annotations and a cursor row."""
 
@@ -72,12 +76,12 @@ class AsmView(ScrollView, can_focus=True):
     cursor = reactive(0, always_update=True)
 
     # heat, line, loop depth, class, dynamic count, source line, separator
-    GUTTER = 2 + 6 + 5 + 15 + 8 + 6 + 2
+    GUTTER = 2 + 6 + 5 + CLASS_W + 1 + 8 + 6 + 2
 
     @staticmethod
     def header() -> str:
         """Column titles aligned with the gutter."""
-        return f"{'':2}{'line':>5} {'loop':<5}{'class':<15}{'count':>7} {'src':>5} │"
+        return f"{'':2}{'line':>5} {'loop':<5}{'class':<{CLASS_W + 1}}{'count':>7} {'src':>5} │"
 
     class CursorMoved(Message):
         """The cursor row changed; ``line`` is the PTX line number."""
@@ -248,14 +252,14 @@ class AsmView(ScrollView, can_focus=True):
             depth = n.depth if n else 0
             bars = ("┃" * depth if depth <= 3 else f"┃{depth}") if depth else ""
             segs.append(Segment(f"{bars:<4} ", self._style("depth")))
-            label = (n.label if n else "")[:14]
-            segs.append(Segment(f"{label:<14} ", self._style("class")))
+            label = (n.label if n else "")[:CLASS_W]
+            segs.append(Segment(f"{label:<{CLASS_W}} ", self._style("class")))
             dyn = format_count(n.dyn, n.exact) if n else ""
             segs.append(Segment(f"{dyn:>7} ", self._style("dyn")))
             loc = doc.loc_of(line_no)
             segs.append(Segment(f"{(':' + str(loc[1])) if loc else '':>5} ", self._style("src")))
         else:
-            segs.append(Segment(" " * (5 + 15 + 8 + 6), self._style("gutter")))
+            segs.append(Segment(" " * (5 + CLASS_W + 1 + 8 + 6), self._style("gutter")))
         segs.append(Segment("│ ", self._style("sep")))
         self._gutter_cache[row] = segs
         return segs

@@ -149,7 +149,9 @@ class RunPanel(VerticalScroll):
         self.query_one("#run-spec", Static).update("[b]Launch[/]\n" + escape("\n".join(spec_text)))
         self.query_one("#run-sim-button", Button).disabled = not can_launch
         self.query_one("#run-gen-button", Button).disabled = not can_generate
-        self.query_one("#run-check-button", Button).disabled = runs.recorded_io(doc) is None
+        check = self.query_one("#run-check-button", Button)
+        check.display = doc.module.isa == "ptx"          # the H200 recorded PTX kernels' outputs only
+        check.disabled = not check.display or runs.recorded_io(doc) is None
         self.query_one("#run-progress", ProgressBar).display = False
         self.query_one("#run-count", Static).display = False
         self._show_result(doc)
