@@ -51,11 +51,14 @@ class LoopInfo:
     last_line: int = 0
     exit_at_latch: bool = True        # the exit test is at the bottom (do-while): one more iteration than trips
     needs: tuple[str, ...] = ()       # parameters without a value that the exit test depends on
+    measured: float | None = None     # iterations per entry measured by a run (the launch's average)
 
     @property
     def iterations(self) -> int | None:
         """Iterations per entry: how often the loop body runs (``for (k = 0; k < 4; ++k)`` runs 4
         times, whether nvcc tests at the bottom, 3 back edges taken, or at the top); None when unknown."""
+        if self.measured is not None:
+            return int(self.measured) if float(self.measured).is_integer() else round(self.measured, 3)
         if self.trips is None:
             return None
         return self.trips + 1 if self.exit_at_latch else self.trips
@@ -64,7 +67,8 @@ class LoopInfo:
         return {"header": self.header, "depth": self.depth, "blocks": list(self.blocks),
                 "lines": [self.first_line, self.last_line], "iterations": self.iterations,
                 "back_edges_taken": self.trips, "exact": self.exact,
-                "reason": self.reason, "induction": self.induction, "bound": self.bound}
+                "reason": self.reason, "induction": self.induction, "bound": self.bound,
+                **({"measured": True} if self.measured is not None else {})}
 
 
 @dataclass

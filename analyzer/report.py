@@ -108,6 +108,7 @@ class KernelReport:
     #: thread executions per instruction index, measured by running the launch (:meth:`use_measured`)
     measured: dict[int, int] | None = None
     measured_by: str = ""
+    measured_taken: dict[int, int] | None = None    # threads that took each conditional branch
 
     def __post_init__(self) -> None:
         own = list(self.function.instructions)
@@ -119,7 +120,8 @@ class KernelReport:
             self._origin.extend((site, sub, j) for j in range(len(sub.instructions)))
         self._instructions = own
 
-    def use_measured(self, threads_by_instruction: dict[int, int], by: str = "the functional simulator") -> None:
+    def use_measured(self, threads_by_instruction: dict[int, int], by: str = "the functional simulator",
+                     taken_by_instruction: dict[int, int] | None = None) -> None:
         """Take the execution counts of a run of this launch (``sim.run_kernel``'s
         ``stats['threads_by_instruction']``) instead of the estimates: every dynamic figure becomes
         measured (``basis: 'measured'``), none rests on a guess. Instructions of called functions
@@ -128,6 +130,8 @@ class KernelReport:
             raise InputError("measured counts need the launch's grid and block")
         self.measured = {int(k): int(v) for k, v in threads_by_instruction.items()}
         self.measured_by = by
+        if taken_by_instruction is not None:
+            self.measured_taken = {int(k): int(v) for k, v in taken_by_instruction.items()}
 
     # ---- static -----------------------------------------------------------------------------
 
@@ -214,7 +218,34 @@ class KernelReport:
 
     @property
     def loops(self) -> list[LoopInfo]:
-        return [self.estimate.loops[h] for h in sorted(self.estimate.loops)]
+        """The loops with their iteration counts: estimated, or measured after :meth:`use_measured`
+        with the branch counts (header executions over entries, the launch's average)."""
+        loops = [self.estimate.loops[h] for h in sorted(self.estimate.loops)]
+        if self.measured is None or self.measured_taken is None:
+            return loops
+        from dataclasses import replace
+
+        return [replace(li, measured=m, exact=True, reason="measured by a run") if (m := self._measured_iterations(li))
+                is not None else li for li in loops]
+
+    def _measured_iterations(self, li: LoopInfo) -> float | None:
+        cfg, got, taken = self.cfg, self.measured, self.measured_taken
+        blocks = cfg.blocks
+        if any(not len(blocks[b]) for b in cfg.pred[li.header]) or not len(blocks[li.header]):
+            return None
+        entries = 0
+        for p in cfg.pred[li.header]:
+            if p in cfg.loops[li.header].blocks:
+                continue
+            last = blocks[p].end - 1
+            if len(cfg.succ[p]) == 1:
+                entries += got.get(last, 0)
+            elif cfg.edge_kind.get((p, li.header)) == "taken":
+                entries += taken.get(last, 0)
+            else:
+                entries += got.get(last, 0) - taken.get(last, 0)
+        runs = got.get(blocks[li.header].start, 0)
+        return runs / entries if entries > 0 else (0.0 if runs == 0 else None)
 
     def loop_depth(self, k: int) -> int:
         if k >= self._own:

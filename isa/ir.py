@@ -510,25 +510,50 @@ class Module:
     path: str | None = field(default=None, compare=False)
     source: str | None = field(default=None, compare=False, repr=False)
 
+    # The item lists are scanned once per module and kept (a fresh list is handed out each time):
+    # analysing each kernel of a module with thousands asks for them once per kernel.
+    @cached_property
+    def _functions(self) -> tuple[Function, ...]:
+        return tuple(i for i in self.items if isinstance(i, Function))
+
+    @cached_property
+    def _variables(self) -> tuple[Variable, ...]:
+        return tuple(i for i in self.items if isinstance(i, Variable))
+
+    @cached_property
+    def _static_variables(self) -> tuple[Variable, ...]:
+        inner = [d for f in self._functions for d in f.declarations
+                 if isinstance(d, Variable) and d.space in ("global", "const")]
+        return self._variables + tuple(inner)
+
+    @cached_property
+    def variable_spaces(self) -> dict[str, str]:
+        """Module variable name -> its state space (kept: do not change it)."""
+        return {v.name: v.space for v in self._variables}
+
+    @cached_property
+    def device_functions(self) -> dict[str, Function]:
+        """Name -> device function with a body (a ``.weak`` or prototype declaration gives way to
+        it); kept: do not change it."""
+        return {f.name: f for f in self._functions if f.body is not None and not f.is_kernel}
+
     @property
     def functions(self) -> list[Function]:
-        return [i for i in self.items if isinstance(i, Function)]
+        return list(self._functions)
 
     @property
     def kernels(self) -> list[Function]:
-        return [f for f in self.functions if f.is_kernel and f.body is not None]
+        return [f for f in self._functions if f.is_kernel and f.body is not None]
 
     @property
     def variables(self) -> list[Variable]:
-        return [i for i in self.items if isinstance(i, Variable)]
+        return list(self._variables)
 
     @property
     def static_variables(self) -> list[Variable]:
         """Module variables and the ``.global``/``.const`` variables declared inside functions
         (``{ .global .u32 counter; ... }``), which have static storage like module ones."""
-        inner = [d for f in self.functions for d in f.declarations
-                 if isinstance(d, Variable) and d.space in ("global", "const")]
-        return self.variables + inner
+        return list(self._static_variables)
 
     @property
     def files(self) -> dict[int, FileEntry]:

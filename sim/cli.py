@@ -254,6 +254,7 @@ def run_ptx(args) -> int:
 
     problems = list(ex.problems)
     stats = dict(ex.stats)
+    stats.pop("taken_by_instruction", None)           # (branch counts: the inspector's measured loops)
     work = measured_work(module, fn, spec, stats.pop("threads_by_instruction", None),
                          complete=ex.complete and not any(p.kind in ("max_steps", "interrupted") for p in problems),
                          stats=stats)

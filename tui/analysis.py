@@ -159,7 +159,8 @@ def _si(x: float | None, unit: str) -> str:
 
 
 def analyse(module: Module, fn: Function, corpus: CorpusInfo | None = None,
-            params: dict | None = None, measured: dict | None = None, launch=None) -> KernelAnalysis:
+            params: dict | None = None, measured: dict | None = None, launch=None,
+            taken: dict | None = None) -> KernelAnalysis:
     """Everything the views need for ``fn``, from the analyzer; never raises for a kernel that parsed.
 
     After a run (the Run tab), ``measured`` (``stats['threads_by_instruction']``) and ``launch``
@@ -180,7 +181,7 @@ def analyse(module: Module, fn: Function, corpus: CorpusInfo | None = None,
         r = analyze_function(module, fn, params=given,
                              **({"launch": Launch(tuple(launch[0]), tuple(launch[1]))} if measured and launch else {}))
         if measured and launch:
-            r.use_measured(measured, "the functional simulator (Run tab)")
+            r.use_measured(measured, "the functional simulator (Run tab)", taken)
         counts, exact, dyn = r.instruction_counts(), r.instruction_exact(), r.dynamic()
     except Exception as exc:  # noqa: BLE001 - show what failed, keep the opcodes and the CFG
         cfg = Cfg(fn)
@@ -233,7 +234,8 @@ def analyse(module: Module, fn: Function, corpus: CorpusInfo | None = None,
     for lp in ka.loops_flat():          # the CFG the analyzer estimated on
         li = by_header.get(lp.header)
         if li is not None:
-            lp.trip = (f"{li.iterations} iterations" if li.iterations is not None
+            lp.trip = (f"{li.iterations} iterations" + (" (measured)" if li.measured is not None else "")
+                       if li.iterations is not None
                        else f"? (assumed {dyn.get('assumed_iterations')} iterations)")
             lp.exact = li.exact
     if dyn.get("missing_params"):

@@ -185,7 +185,8 @@ def simulate(doc: KernelDoc, *, generated: bool = False, spec_path: str | None =
         from .analysis import analyse
 
         measured = analyse(doc.module, doc.fn, doc.corpus, doc.params,
-                           measured=ex.stats.get("threads_by_instruction"), launch=(spec.grid, spec.block))
+                           measured=ex.stats.get("threads_by_instruction"), launch=(spec.grid, spec.block),
+                           taken=ex.stats.get("taken_by_instruction"))
     return SimResult("ptx", ex.seconds, dict(ex.stats), tuple(ex.problems), report, heat.by_line(doc.fn), seed,
                      generated, analysis=measured)
 

@@ -328,6 +328,7 @@ class LaunchState:
         n = len(self.prog)
         self.pc_warps = [0] * n
         self.pc_threads = [0] * n
+        self.pc_taken = [0] * n        # threads that took a conditional branch, per pc
         if memory_model == "relaxed":
             from .order import hoist_stores
 
@@ -361,6 +362,7 @@ class LaunchState:
         n = len(self.prog)
         self.pc_warps = [0] * n
         self.pc_threads = [0] * n
+        self.pc_taken = [0] * n        # threads that took a conditional branch, per pc
 
     # ------------------------------------------------------------------ layout
     def _layout_shared(self, module: ir.Module, fn: ir.Function) -> int:

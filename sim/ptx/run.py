@@ -381,6 +381,8 @@ def _stats(M: LaunchState, mstats) -> dict:
         "opcode_threads": threads_by_op,
         # thread executions of each of the kernel's instructions (index into Function.instructions)
         "threads_by_instruction": {pc: pct[pc] for pc in range(len(M.code[0])) if pct[pc]},
+        # threads that took each of the kernel's conditional branches (same indices)
+        "taken_by_instruction": {pc: M.pc_taken[pc] for pc in range(len(M.code[0])) if M.pc_taken[pc]},
         "warp_instructions_by_line": lines,
         "bytes_by_space": {s: M.bytes_load.get(s, 0) + M.bytes_store.get(s, 0) for s in spaces},
         "load_bytes_by_space": dict(M.bytes_load),

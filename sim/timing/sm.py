@@ -21,8 +21,11 @@ slot records ``not_selected``. Warps go to sub-partitions by slot (``slot % 4``)
 Asynchronous work takes modelled time: ``cp.async`` completes when its global read and shared write
 are done (``cp.async.wait_group N`` waits for all but the N newest groups); ``wgmma.mma_async``
 occupies the SM's tensor unit for its FLOPs at ``wgmma_flop_per_clk`` and completes after the
-N-dependent latency (106/138/202 cycles for N = 64/128/256, interpolated), ``wgmma.wait_group``
-waits (``gmma``). Fences wait for the SM's store queue to drain (``membar``).
+N-dependent latency (106/138/202 cycles for N = 64/128/256, interpolated) and reads its shared
+operands through the shared-memory pipe ((64 x 32 + N x 32) / 128 wavefronts per warpgroup, A not
+counted when it is in registers), ``wgmma.wait_group`` waits (``gmma``). ``.cg`` loads and
+``cp.async.cg`` are cached in L2 only: no L1 lookup, no allocation. Fences wait for the SM's store
+queue to drain (``membar``).
 
 Launch level (:func:`predict`): CTAs go to SMs round robin (CTA ``i`` to SM ``i mod 132``), ``k``
 at a time (:func:`sim.timing.occupancy.occupancy`); an SM starts its next CTA when one finishes.
@@ -339,12 +342,12 @@ class SM:
                     continue
                 g = heappop(slot_wait[sp])
                 ver[sp] += 1
-                if slot_wait[sp]:
-                    heappush(heap, (sp_free[sp], slot_wait[sp][0], -1 - sp, ver[sp]))
+                tok = True          # the next waiting warp's token: pushed below unless this one issues
                 s = streams[g]
                 pc, acc = s[ip[g]]
                 free = False
             else:
+                tok = False
                 sp = sp_of[g]
                 s = streams[g]
                 pc, acc = s[ip[g]]
@@ -371,6 +374,8 @@ class SM:
             if u is not None and u.free_at > r:
                 add("math_pipe_throttle" if op.pipe != "lsu" else "mio_throttle", u.free_at - r)
                 heappush(heap, (u.free_at, g, g))
+                if tok and slot_wait[sp]:
+                    heappush(heap, (sp_free[sp], slot_wait[sp][0], -1 - sp, ver[sp]))
                 continue
             if acc is not None and not free:
                 wait, why = r, None
@@ -387,6 +392,8 @@ class SM:
                 if wait > r:
                     add(why, wait - r)
                     heappush(heap, (wait, g, g))
+                    if tok and slot_wait[sp]:
+                        heappush(heap, (sp_free[sp], slot_wait[sp][0], -1 - sp, ver[sp]))
                     continue
             t = r
             if not free:

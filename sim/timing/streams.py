@@ -41,6 +41,7 @@ class WarpStreams:
         self.shared_ideal = 0
         self.events = 0
         self.global_sectors = 0         # sector accesses of global loads, stores and atomics
+        self.atomic_counts: dict[int, list] = {}   # byte address -> [atomic lanes, first CTA, shared by CTAs]
         self._recs: list = []           # (pc, access) records; streams hold them by index
         self._plain: dict[int, int] = {}  # pc -> record of its non-memory executions
         self._gw: list[np.ndarray] = []   # per event: global warp ids
@@ -61,10 +62,12 @@ class WarpStreams:
             self._rid.append(rid)
             return
         n = len(gw)
-        per = [[] for _ in range(n)]
+        per = None                      # per warp: its parts (several accesses, or not every warp)
+        only = None                     # one access of every warp: its costs, one per warp
         pos = None
         if len(ev.accesses) > 1 or len(ev.accesses[0].warps) != n:
             pos = {g: i for i, g in enumerate(gw.tolist())}
+            per = [[] for _ in range(n)]
         for p in ev.accesses:
             sp = _SPACE.get(p.space)
             if sp is None or p.addresses is None:
@@ -89,24 +92,37 @@ class WarpStreams:
                 (self.write_sectors if kind == "store" else self.read_sectors).append(ids)
                 if kind == "atomic":
                     self.write_sectors.append(ids)
+                    hot = self.atomic_counts     # per address: [atomics seen, first CTA, CTAs > 1]
+                    for row, m, cta in zip(a, act, np.broadcast_to(p.ctas, (len(a),)).tolist()):
+                        u, c = np.unique(row[m], return_counts=True)
+                        for x, n in zip(u.tolist(), c.tolist()):
+                            h = hot.get(x)
+                            if h is None:
+                                hot[x] = [n, cta, False]
+                            else:
+                                h[0] += n
+                                h[2] = h[2] or h[1] != cta
                     extra = [_max_same(a[i][act[i]]) for i in range(len(a))]
                 elif kind in ("load", "async_load"):
-                    lines = np.where(act, a >> 7, -1)
-                    extra = [tuple(np.unique(r[r >= 0]).tolist()) for r in lines]
+                    extra = _distinct_lines(np.where(act, a >> 7, -1))
                 else:                   # stores: the 128-byte lines they touch (L1 t-stage lookups)
                     extra = _distinct_per_row(np.where(act, a >> 7, -1)).tolist()
                 costs = [(sp, kind, c, e) for c, e in zip(secs.tolist(), extra)]
             else:
                 costs = [(sp, kind, 1, 0)] * len(p.warps)
             if pos is None:
-                for i, c in enumerate(costs):
-                    per[i].append(c)
+                only = costs
             else:
                 pg = (p.ctas * self.wpc + p.warps).tolist()
                 for g, c in zip(pg, costs):
                     per[pos[g]].append(c)
         base = len(self._recs)
-        self._recs.extend([(pc, tuple(parts) if parts else None) for parts in per])
+        if per is not None:
+            self._recs.extend([(pc, tuple(parts) if parts else None) for parts in per])
+        elif only is not None:
+            self._recs.extend([(pc, (c,)) for c in only])
+        else:                           # an access in no space the model prices
+            self._recs.extend([(pc, None)] * n)
         self._gw.append(gw)
         self._rid.append(-1 - base)      # records base .. base + n - 1, one per warp
 
@@ -180,6 +196,20 @@ class WarpStreams:
                 tot += min(n * scale, max(cap, n))
             out.append(tot)
         return out[0], out[1]
+
+
+def _distinct_lines(keys: np.ndarray) -> list[tuple]:
+    """Per row of ``keys``: its distinct non-negative values, ascending, as a tuple (one sort)."""
+    s = np.sort(keys, axis=1)
+    new = s >= 0
+    new[:, 1:] &= s[:, 1:] != s[:, :-1]
+    flat = s[new].tolist()
+    ends = np.cumsum(new.sum(axis=1)).tolist()
+    out, lo = [], 0
+    for hi in ends:
+        out.append(tuple(flat[lo:hi]))
+        lo = hi
+    return out
 
 
 def _distinct_per_row(keys: np.ndarray) -> np.ndarray:

@@ -155,3 +155,14 @@ def test_totals_say_per_thread_or_per_launch(capsys):
     assert validate_kernel([path, "--param", "K=64", "--grid", "2,3,1", "--block", "32,1,1"]) == 0
     text = capsys.readouterr().out
     assert "per launch: 192 threads (grid 2x3x1, block 32x1x1)" in text and "196,608 per launch f16 196,608" in text
+
+
+def test_measured_loop_iterations():
+    """With the run's branch counts the loops' iterations are measured too (header runs / entries)."""
+    stats, spec = _simulated("sgemm_tiled")
+    r = _report("sgemm_tiled", grid=spec.grid, block=spec.block)
+    assert [li.iterations for li in r.loops] == [None]            # K unknown: the tile loop is a guess
+    r.use_measured(stats["threads_by_instruction"], taken_by_instruction=stats["taken_by_instruction"])
+    (tile,) = r.loops
+    # K = 50 in tiles of 16: 4 tiles (the 16 multiply-adds of a tile unrolled by nvcc)
+    assert (tile.iterations, tile.exact, tile.to_json()["measured"]) == (4, True, True)

@@ -45,3 +45,39 @@ def test_generate_reduce_says_the_largest_row_it_supports(capsys, dtype, most):
     assert f"--cols {most} or fewer for {dtype}" in err and "internal error" not in err
     assert main(["generate", "reduce", "--rows", "4", "--cols", str(most), "--dtype", dtype]) == 0
     assert ".kernel" in capsys.readouterr().out
+
+
+def test_validate_kernel_does_not_import_the_simulator():
+    """Start-up (issue #15): a one-file validate-kernel reads sim.machines, never sim.ptx (the
+    simulator: ~0.1 s of imports)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    code = ("import sys, analyzer.cli as c; rc = c.main([sys.argv[1], '-o', '/dev/null']); "
+            "print(sorted(m for m in sys.modules if m.startswith('sim.ptx')))")
+    out = subprocess.run([sys.executable, "-c", code, str(root / "examples" / "ptx" / "hgemm_wmma.sm_90.ptx")],
+                         capture_output=True, text=True, cwd=root, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_ptx_parser_tables_are_cached_on_disk_and_give_the_same_parse(tmp_path, monkeypatch):
+    """Start-up (issue #15): the LALR tables are built once and loaded after (~0.1 s -> ~0.01 s)."""
+    from pathlib import Path
+
+    import isa
+    import isa.ptx.parser as parser
+
+    src = (Path(__file__).resolve().parents[2] / "examples" / "ptx" / "hgemm_wmma.sm_90.ptx").read_text()
+    want = isa.loads(src, "k.ptx").emit()
+    monkeypatch.setenv("KERNLENS_CACHE", str(tmp_path))
+    monkeypatch.setattr(parser, "_LARKS", {})
+    parser._lark()
+    (cache,) = (tmp_path / "lark").iterdir()
+    assert cache.stat().st_size > 1000
+    monkeypatch.setattr(parser, "_LARKS", {})       # a new process: the tables come from the file
+    assert isa.loads(src, "k.ptx").emit() == want
+    monkeypatch.setenv("KERNLENS_NO_CACHE", "1")
+    assert parser._table_cache("x", False) is None

@@ -224,6 +224,10 @@ def test_a_run_makes_the_analysis_measured():
     assert a.dynamic_exact is True and a.flops == {"f32": 10760.0}
     atom = next(i for i, ins in enumerate(doc.fn.instructions) if ins.opcode == "atom")
     assert a.notes[atom].dyn * 1024 == 4 and a.notes[atom].exact       # 4 of the launch's 1,024 threads
+    # the grid-stride loop: 5,000 elements over 1,024 threads, measured per entry (was "assumed 16")
+    (loop,) = a.loops_flat()
+    assert loop.trip.endswith("iterations (measured)") and loop.exact
+    assert 4 < float(loop.trip.split()[0]) < 6
 
 
 def test_ascend_overview_uses_the_meta_shapes_and_no_ptx_fields():

@@ -54,6 +54,7 @@ def _bra(M, pc, ins, canon, ms, mods):
         mask = top.mask
         taken = mask & G()
         nt = int(np.count_nonzero(taken))
+        M.pc_taken[pc] += nt
         if nt == top.threads:
             top.pc = tgt
             if back:

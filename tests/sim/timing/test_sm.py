@@ -147,3 +147,28 @@ def test_dram_latency_grows_with_dram_load():
     quiet = _time("\n".join(["    fma.rn.f32 %f1, %f1, %f1, %f1;"] * 64 + ["    st.global.f32 [%rd4], %f1;"]),
                   grid=4, block=32).timing
     assert quiet["dram_latency"] == L0
+
+
+def test_l2_hit_rate_counts_stores_as_hits():
+    """The L2 is write-back and allocates on write: a store sector is a hit (ncu's
+    lts__t_sector_hit_rate; dequantize_s8 perf reads 0.52 M sectors from DRAM and writes 2.10 M:
+    81.6 %). A copy that reads each sector once and writes each once hits on half its sectors."""
+    body = "    ld.global.f32 %f2, [%rd4];\n    st.global.f32 [%rd4+65536], %f2;"
+    t = _time(body, grid=8, block=256).timing
+    assert t["memory"]["l2_sectors"] == 2 * 8 * 8 * 4          # 64 warps x 4 sectors, loaded and stored
+    assert t["memory"]["l2_hit_rate"] == pytest.approx(0.5)
+
+
+def test_same_address_atomics_serialise_chip_wide():
+    """Atomics to one address from every SM go one after the other at its L2 slice
+    (examples/h200/microbench.json atomic_same: 135,168 to out[0] take 473,971 cycles); spread
+    atomics (one address per thread) do not."""
+    lat = load_params("h200").lat["atomic_same_address"]
+    same = _time("    mov.f32 %f1, 0f3F800000;\n    red.global.add.f32 [%rd2], %f1;", grid=264, block=256,
+                 sample="all").timing
+    assert same["atomic_cycles"] == pytest.approx(264 * 256 * lat)
+    assert same["bound"] == "atomics (same address)"
+    assert same["cycles"] == pytest.approx(same["launch_overhead"] + 264 * 256 * lat)
+    spread = _time("    mov.f32 %f1, 0f3F800000;\n    red.global.add.f32 [%rd4], %f1;", grid=264, block=256).timing
+    assert spread["atomic_cycles"] == pytest.approx(lat)     # one per address, not scaled up by the sampling
+    assert spread["bound"] != "atomics (same address)"
