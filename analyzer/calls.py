@@ -64,7 +64,7 @@ def call_arguments(ins: Instruction) -> list[str]:
 
 def function_bodies(module: Module) -> dict[str, Function]:
     """Name -> device function with a body (a ``.weak`` or prototype declaration gives way to it)."""
-    return {f.name: f for f in module.functions if f.body is not None and not f.is_kernel}
+    return dict(module.device_functions)
 
 
 def is_generic_access(ins: Instruction) -> bool:
@@ -101,7 +101,7 @@ class AddressOrigins:
 
     def __post_init__(self) -> None:
         self._memo: dict[int, str] = {}
-        self._vars = {v.name: v.space for v in self.module.variables}
+        self._vars = dict(self.module.variable_spaces)
         self._vars.update({v.name: v.space for v in _walk_variables(self.fn)})
 
     # ---- public -----------------------------------------------------------------------------

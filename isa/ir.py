@@ -526,6 +526,17 @@ class Module:
                  if isinstance(d, Variable) and d.space in ("global", "const")]
         return self._variables + tuple(inner)
 
+    @cached_property
+    def variable_spaces(self) -> dict[str, str]:
+        """Module variable name -> its state space (kept: do not change it)."""
+        return {v.name: v.space for v in self._variables}
+
+    @cached_property
+    def device_functions(self) -> dict[str, Function]:
+        """Name -> device function with a body (a ``.weak`` or prototype declaration gives way to
+        it); kept: do not change it."""
+        return {f.name: f for f in self._functions if f.body is not None and not f.is_kernel}
+
     @property
     def functions(self) -> list[Function]:
         return list(self._functions)

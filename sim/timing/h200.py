@@ -148,7 +148,13 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     dram_cycles = (dram_read + dram_write) / (H["dram_bw"] / P.hz)
     l2_cycles = l2_sec * 32 / (H["l2_bw"] / P.hz)
     over = H["launch_overhead"]
-    body = max(sm_cycles, dram_cycles, l2_cycles)
+    # same-address atomics serialise at the address's L2 slice, whichever SM sends them: the
+    # hottest address's operations one after the other (scaled from the sample when several
+    # sampled CTAs share the address)
+    h = max(streams.atomic_counts.values(), key=lambda v: v[0], default=None)
+    hot = 0.0 if h is None else h[0] * (f if sampled and h[2] else 1.0)
+    atomic_cycles = hot * P.lat["atomic_same_address"]
+    body = max(sm_cycles, dram_cycles, l2_cycles, atomic_cycles)
     cycles = over + body
     sm_busy = {}
     for name, v in slow.busy.items():
@@ -156,7 +162,9 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
         sm_busy[name] = {"busy_cycles": v * scale,
                          "utilization": (v / (slow.cycles * copies)) if slow.cycles else 0.0}
     top_unit = max(sm_busy, key=lambda n: sm_busy[n]["utilization"]) if sm_busy else None
-    if body == dram_cycles and dram_cycles > 0:
+    if body == atomic_cycles and atomic_cycles > 0:
+        bound = "atomics (same address)"
+    elif body == dram_cycles and dram_cycles > 0:
         bound = "dram"
     elif body == l2_cycles and l2_cycles > 0:
         bound = "l2"
@@ -171,7 +179,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     return {
         "model": machine, "label": "modelled",
         "cycles": cycles, "seconds": cycles / P.hz,
-        "sm_cycles": sm_cycles, "dram_cycles": dram_cycles, "l2_cycles": l2_cycles, "launch_overhead": over,
+        "sm_cycles": sm_cycles, "dram_cycles": dram_cycles, "l2_cycles": l2_cycles, "launch_overhead": over, "atomic_cycles": atomic_cycles,
         "dram_latency": dram_latency,
         "ipc": (issued / sms if ncta >= sms else issued / active) / body if body else 0.0,
         "issued_warp_instructions": issued,

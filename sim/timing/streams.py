@@ -41,6 +41,7 @@ class WarpStreams:
         self.shared_ideal = 0
         self.events = 0
         self.global_sectors = 0         # sector accesses of global loads, stores and atomics
+        self.atomic_counts: dict[int, list] = {}   # byte address -> [atomic lanes, first CTA, shared by CTAs]
         self._recs: list = []           # (pc, access) records; streams hold them by index
         self._plain: dict[int, int] = {}  # pc -> record of its non-memory executions
         self._gw: list[np.ndarray] = []   # per event: global warp ids
@@ -91,6 +92,16 @@ class WarpStreams:
                 (self.write_sectors if kind == "store" else self.read_sectors).append(ids)
                 if kind == "atomic":
                     self.write_sectors.append(ids)
+                    hot = self.atomic_counts     # per address: [atomics seen, first CTA, CTAs > 1]
+                    for row, m, cta in zip(a, act, np.broadcast_to(p.ctas, (len(a),)).tolist()):
+                        u, c = np.unique(row[m], return_counts=True)
+                        for x, n in zip(u.tolist(), c.tolist()):
+                            h = hot.get(x)
+                            if h is None:
+                                hot[x] = [n, cta, False]
+                            else:
+                                h[0] += n
+                                h[2] = h[2] or h[1] != cta
                     extra = [_max_same(a[i][act[i]]) for i in range(len(a))]
                 elif kind in ("load", "async_load"):
                     extra = _distinct_lines(np.where(act, a >> 7, -1))

@@ -157,3 +157,18 @@ def test_l2_hit_rate_counts_stores_as_hits():
     t = _time(body, grid=8, block=256).timing
     assert t["memory"]["l2_sectors"] == 2 * 8 * 8 * 4          # 64 warps x 4 sectors, loaded and stored
     assert t["memory"]["l2_hit_rate"] == pytest.approx(0.5)
+
+
+def test_same_address_atomics_serialise_chip_wide():
+    """Atomics to one address from every SM go one after the other at its L2 slice
+    (examples/h200/microbench.json atomic_same: 135,168 to out[0] take 473,971 cycles); spread
+    atomics (one address per thread) do not."""
+    lat = load_params("h200").lat["atomic_same_address"]
+    same = _time("    mov.f32 %f1, 0f3F800000;\n    red.global.add.f32 [%rd2], %f1;", grid=264, block=256,
+                 sample="all").timing
+    assert same["atomic_cycles"] == pytest.approx(264 * 256 * lat)
+    assert same["bound"] == "atomics (same address)"
+    assert same["cycles"] == pytest.approx(same["launch_overhead"] + 264 * 256 * lat)
+    spread = _time("    mov.f32 %f1, 0f3F800000;\n    red.global.add.f32 [%rd4], %f1;", grid=264, block=256).timing
+    assert spread["atomic_cycles"] == pytest.approx(lat)     # one per address, not scaled up by the sampling
+    assert spread["bound"] != "atomics (same address)"
