@@ -7,10 +7,16 @@ objects so nothing is reused in memory):
 
 * ``ptxas alone``: ``ptxas -v -lineinfo -arch=<the file's target>`` once per file, one after the
   other: what building the corpus's cubins takes;
+* ``ptxas, batched as the analysis runs it``: one ptxas call per target with all the files of that
+  target (their debug info stripped, :func:`isa.sass.compile.strip_debug`); shown for what the
+  analysis saves on ptxas (it spends it on nvdisasm: ~0.25-0.3 s CPU of start-up per call, one call
+  per target, three targets), not held against the goal;
 * ``SASS analysis, cold``: ``isa.sass.listings(jobs=1)`` with the disk cache off: ptxas and nvdisasm
   run one after the other as ptxas alone does (one ptxas call per target with the files of that
-  target, one nvdisasm call per cubin), the listings parsed, every instruction described, the
-  per-kernel opcode and class counts and the shared-access plans built;
+  target, one nvdisasm call per cubin), each listing parsed in a thread beside the next target's
+  tools, every instruction described, the per-kernel opcode and class counts and the shared-access
+  plans built. This is the like-for-like measure the goal is judged on: one tool process at a time,
+  as in ``ptxas alone``;
 * ``the tools alone, as the analysis runs them``: ``isa.sass.compile.compile_many(jobs=1)`` with the
   cache off (the files written, ptxas and nvdisasm run, the listing cut per file), nothing parsed:
   what is left of the cold analysis for its own Python;
@@ -75,6 +81,25 @@ def main(argv: list[str]) -> int:
                                 str(Path(tmp) / "k.cubin")], capture_output=True, check=True)
             return _since(t0)
 
+    def ptxas_batched():
+        by: dict[str, list] = {}
+        for m in mods:
+            by.setdefault(isa.sass.ptx_target(m), []).append(m)
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = {}
+            for target, ms in by.items():
+                paths[target] = []
+                for k, m in enumerate(ms):
+                    p = Path(tmp) / f"{target}_{k}.ptx"
+                    text = isa.sass._text(m)
+                    p.write_text(C.strip_debug(text) if len(ms) > 1 else text)
+                    paths[target].append(str(p))
+            t0 = _clock()
+            for target, ps in paths.items():
+                subprocess.run([ptxas, "-v", "-lineinfo", f"-arch={target}", *ps, "-o", str(Path(tmp) / "k.cubin")],
+                               capture_output=True, check=True)
+            return _since(t0)
+
     def tools_alone():
         items = [(isa.sass._text(m), isa.sass.ptx_target(m), m.path) for m in mods]
         t0 = _clock()
@@ -95,9 +120,10 @@ def main(argv: list[str]) -> int:
 
     # the machine may be shared: rounds alternate the measures, and the median of each is shown
     rounds = int(os.environ.get("BENCH_ROUNDS", "3"))
-    runs: dict[str, list[tuple[float, float]]] = {"ptxas": [], "tools": [], "cold": [], "parallel": [], "warm": []}
+    runs: dict[str, list[tuple[float, float]]] = {"ptxas": [], "batched": [], "tools": [], "cold": [], "parallel": [], "warm": []}
     for _ in range(rounds):
         runs["ptxas"].append(ptxas_alone())
+        runs["batched"].append(ptxas_batched())
         runs["tools"].append(tools_alone())
         t, lists, n_ins = analyse(use_cache=False, jobs=1)
         runs["cold"].append(t)
@@ -114,15 +140,18 @@ def main(argv: list[str]) -> int:
     print(f"{len(files)} PTX files, {kernels} kernels, {n_ins} SASS instructions; median of {rounds} rounds "
           f"({os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f})")
     labels = {"ptxas": "ptxas alone (one call per file)",
+              "batched": "ptxas batched as the analysis runs it",
               "tools": "the tools alone, as the analysis runs them",
-              "cold": "SASS analysis, cold, tools one at a time",
+              "cold": "SASS analysis, cold, tools one at a time",  # the goal's measure
               "parallel": "SASS analysis, cold, batches at once",
               "warm": "SASS analysis, warm (disk cache)"}
     for k, label in labels.items():
         ratio = "" if k == "ptxas" else f" = {wall[k] / wall['ptxas']:.2f} x"
         cratio = "" if k == "ptxas" else f" = {cpu[k] / cpu['ptxas']:.2f} x"
-        print(f"{label + ':':42s} wall {wall[k]:6.2f} s{ratio:9s}  CPU {cpu[k]:6.2f} s{cratio:9s}  "
+        print(f"{label + ':':44s} wall {wall[k]:6.2f} s{ratio:9s}  CPU {cpu[k]:6.2f} s{cratio:9s}  "
               f"(rounds, wall/CPU: {', '.join(f'{w:.2f}/{c:.2f}' for w, c in runs[k])})")
+    print("goal (issue 13): the cold analysis, one tool process at a time as in 'ptxas alone', in less "
+          "than ptxas alone + 50 %, on wall and on CPU time")
     for k in ("cold", "warm"):
         ok_w, ok_c = wall[k] < 1.5 * wall["ptxas"], cpu[k] < 1.5 * cpu["ptxas"]
         print(f"goal < ptxas + 50 %: {k}: wall {wall[k]:.2f} < {1.5 * wall['ptxas']:.2f} s "

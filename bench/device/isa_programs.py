@@ -383,10 +383,29 @@ MMA = {
     "mma_sp_m16n8k32_f16": ("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32", 4, 4, 4, 4, "f16", "f16", "f32", "f32", ", %r120, 0x0"),
     "mma_sp_m16n8k32_s8": ("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", 2, 2, 4, 4, "s8", "s8", "s32", "s32", ", %r120, 0x0"),
     "mma_sp_m16n8k16_f16_sel1": ("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 2, 2, 4, 4, "f16", "f16", "f32", "f32", ", %r120, 0x1"),
+    # per-lane metadata (SP_META_LANES): which lanes of a group supply which rows/columns
+    "mma_spl_m16n8k16_f16_sel2": ("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 2, 2, 4, 4, "f16", "f16", "f32", "f32", ", %r120, 0x2"),
+    "mma_spl_m16n8k32_f16_sel1": ("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32", 4, 4, 4, 4, "f16", "f16", "f32", "f32", ", %r120, 0x1"),
+    "mma_spl_m16n8k32_bf16": ("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32", 4, 4, 4, 4, "bf16", "bf16", "f32", "f32", ", %r120, 0x0"),
+    "mma_spl_m16n8k32_s8_sel1": ("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32", 2, 2, 4, 4, "u8", "s8", "s32", "s32", ", %r120, 0x1"),
+    "mma_spl_m16n8k8_tf32_sel3": ("mma.sp::ordered_metadata.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 2, 2, 4, 4, "tf32", "tf32", "f32", "f32", ", %r120, 0x3"),
+    "mma_spl_m16n8k16_tf32_sel1": ("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32", 4, 4, 4, 4, "tf32", "tf32", "f32", "f32", ", %r120, 0x1"),
+    "mma_spl_m16n8k64_s8": ("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.u8.s32", 4, 4, 4, 4, "s8", "u8", "s32", "s32", ", %r120, 0x0"),
+    "mma_spl_m16n8k64_s4_sel1": ("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32", 2, 2, 4, 4, "s4", "s4", "s32", "s32", ", %r120, 0x1"),
+    "mma_spl_m16n8k128_u4": ("mma.sp::ordered_metadata.sync.aligned.m16n8k128.row.col.satfinite.s32.u4.u4.s32", 4, 4, 4, 4, "u4", "u4", "s32", "s32", ", %r120, 0x0"),
+    "mma_spl_m16n8k64_e4m3_f32": ("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e4m3.e5m2.f32", 4, 4, 4, 4, "e4m3", "e5m2", "f32", "f32", ", %r120, 0x0"),
+    # (.f16 accumulators with fp8 sparse A: ptxas 13 refuses them for sm_90a)
+    "mma_spl_m16n8k64_e5m2_f32": ("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f32.e5m2.e4m3.f32", 4, 4, 4, 4, "e5m2", "e4m3", "f32", "f32", ", %r120, 0x0"),
 }
 
 # sparse metadata: every lane gets the same valid pattern of 2-of-4 indices per group (0b1110_0100 ...)
 SP_META = "    mov.u32 %r120, 0x4E4E4E4E;\n"
+# ... or (the mma_spl_ programs) a different word in each lane of a group, every nibble a valid
+# ordered pair (0x4 0x8 0x9 0xC 0xD 0xE), lane%4 = 0..3 -> SP_LANE_WORDS[lane%4]
+SP_LANE_WORDS = (0x4E8C9DE4, 0xD98EC4E8, 0x8CE449DE, 0xE4D8C98E)
+SP_META_LANES = (f"    and.b32 %r121, %r0, 3;\n    mov.u32 %r120, 0x{SP_LANE_WORDS[0]:08X};\n"
+                 + "".join(f"    setp.eq.u32 %p{i}, %r121, {i};\n    selp.b32 %r120, 0x{w:08X}, %r120, %p{i};\n"
+                           for i, w in enumerate(SP_LANE_WORDS) if i))
 
 WMMA = {
     # name: (shape, ta, tc, la, lb, stride elements a, b, c) via wmma.load/mma/store from memory regions
@@ -501,7 +520,8 @@ def main() -> None:
     for name, spec in MMA.items():
         text = mma_program(*spec[:9], extra=spec[9], what=f"{spec[0]}: registers from the input, D out")
         if "mma.sp" in spec[0]:
-            text = text.replace("    add.s64 %rd6, %rd2, %rd3;\n", "    add.s64 %rd6, %rd2, %rd3;\n" + SP_META, 1)
+            meta = SP_META_LANES if name.startswith("mma_spl_") else SP_META
+            text = text.replace("    add.s64 %rd6, %rd2, %rd3;\n", "    add.s64 %rd6, %rd2, %rd3;\n" + meta, 1)
         target = "sm_90a"
         progs[name] = text.replace(".target sm_90a", f".target {target}")
     for name in WMMA:

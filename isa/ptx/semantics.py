@@ -24,8 +24,11 @@ Counting rules (the analyzer and the PTX simulator both rely on them):
 
 * ``flops``: an FMA/MAD is 2 per element, add/sub/mul/min/max/div/sqrt/rcp/rsqrt/ex2/lg2/sin/cos/
   tanh are 1 per element; packed ``x2`` types have 2 elements; compares, moves, abs/neg and
-  conversions are 0. Tensor-core instructions count ``2*M*N*K`` (sparse forms as the dense
-  equivalent, NVIDIA's convention), per warp for ``mma``/``wmma`` and per warpgroup for ``wgmma``.
+  conversions are 0. Tensor-core instructions count ``2*M*N*K``, per warp for ``mma``/``wmma`` and
+  per warpgroup for ``wgmma``; sparse forms (``mma.sp``, ``wgmma.mma_async.sp``) count the useful
+  work, ``M*N*K`` (A stores half of each row: the products with the stored non-zeros), which the
+  tensor cores run at the dense rate; NVIDIA's "sparse TFLOPS" dense-equivalent figure, twice that,
+  is kept as ``extra["dense_equivalent_ops"]``.
 * ``int_ops``: integer multiply-accumulate work of dot-product and integer tensor instructions
   only: ``dp4a`` 8 per lane, ``dp2a`` 4, an ``s8`` ``mma.m16n8k32`` ``2*16*8*32`` per warp.
 * ``bytes``: data moved in ``space`` per scope. ``ld``/``st``/``atom``/``red`` move type size x
@@ -418,10 +421,14 @@ def _tensor(name: str, mods, key) -> OpInfo:
     kind = next((w.split("::")[1] for w in mods if w.startswith("kind::")), None)
     a, b, c, d = _mma_types(name, types)
     work = 2 * m * n * k * _MMAS_PER_WARP.get((name, shape, a), 1)
+    sparse = ".sp" in name
+    extra = {"b_dtype": b, "sparse": sparse, "kind": kind, "layout": [w for w in mods if w in ("row", "col")],
+             "satfinite": "satfinite" in mods}
+    if sparse:                          # useful work: the stored half of A (module docstring)
+        extra["dense_equivalent_ops"] = work
+        work //= 2
     integer = a in _INT_TENSOR_TYPES
     scope = Scope.WARPGROUP if name.startswith("wgmma") else Scope.WARP
-    extra = {"b_dtype": b, "sparse": ".sp" in name, "kind": kind, "layout": [w for w in mods if w in ("row", "col")],
-             "satfinite": "satfinite" in mods}
     nbytes, space = 0, None
     if name.startswith("wgmma"):
         # operands come from shared memory through descriptors: B always, A unless in registers

@@ -26,6 +26,7 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import chain
 from pathlib import Path
 
 from ..errors import InputError
@@ -98,10 +99,7 @@ class SassKernel:
 
     @cached_property
     def classes(self) -> dict[str, int]:
-        c: Counter[str] = Counter()
-        for info in self.infos:
-            c.update(info.classes)
-        return dict(sorted(c.items()))
+        return dict(sorted(Counter(chain.from_iterable(info.classes for info in self.infos)).items()))
 
     def matching(self, name: str) -> list[int]:
         """Indices of instructions matching a SASS class (``TENSOR_CORE``, ``LOAD_SHARED_128``)

@@ -276,7 +276,8 @@ def compile_many(items: list[tuple[str, str, str]], *, use_cache: bool = True, t
     file, so the results are those of compiling each file alone. ``then(i, compiled)`` runs for
     each result as soon as its batch is done (in the batch's thread: the caller's parsing
     overlaps the other batches' tools). ``jobs`` is how many batches run at once (default: one per
-    batch, at most 4 and the number of cores); ``jobs=1`` runs the tools one after the other.
+    batch, at most 4 and the number of cores); ``jobs=1`` runs the tools one after the other, and
+    ``then`` in one thread beside them (a batch's listing read while the next batch's tools run).
     """
     t = tools()
     if t["ptxas"] is None:
@@ -325,6 +326,21 @@ def compile_many(items: list[tuple[str, str, str]], *, use_cache: bool = True, t
 
         with ThreadPoolExecutor(workers) as pool:
             done = list(pool.map(run, batches))
+    elif then is not None and len(batches) > 1:
+        # the tools one after the other, and ``then`` (the caller's parsing) in a thread of its own:
+        # the listing of one batch is read while the next batch's tools run
+        from concurrent.futures import ThreadPoolExecutor
+
+        hand = then
+        then = None
+        done, pending = [], []
+        with ThreadPoolExecutor(1) as reader:
+            for j in batches:
+                group, results = run(j)
+                done.append((group, results))
+                pending.extend(reader.submit(hand, i, c) for i, c in zip(group, results))
+            for f in pending:
+                f.result()
     else:
         done = [run(j) for j in batches]
     for group, results in done:

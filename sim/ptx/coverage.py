@@ -168,6 +168,12 @@ def render() -> str:
         "* `vmad`: the H200 sign-extends `c` and whole-word `.u32` operands of a signed result (the ISA's",
         "  pseudocode zero-extends them); kernlens follows the H200 here, which the programs pin down.",
         "* `cvt.u32.u16` of a `set.f16` result: ptxas elides the zero extension (upper half 0xFFFF).",
+        "* `mma.sp` `.tf32` with metadata the ISA leaves undefined (index pairs other than 0b0100/0b1110):",
+        "  kernlens applies the 2:4 rule to 16-bit halves of the elements, which matches the H200 on some",
+        "  rows only (`mma_spl_m16n8k8_tf32_sel3`, `mma_spl_m16n8k16_tf32_sel1`); defined metadata follows",
+        "  the ISA (`tests/sim/ptx/tensor/test_mma_sparse.py`).",
+        "* FLOPs of sparse forms (`mma.sp`, `wgmma.mma_async.sp`) are the useful work, `M*N*K` per",
+        "  instruction (half of the dense `2*M*N*K`, which is kept as `dense_equivalent_ops`).",
         "",
     ]) + "\n"
 

@@ -520,7 +520,7 @@ def _unsupported(M, pc, ins, canon, ms, mods):
 
 
 _unsupported.refuses = True
-limit("mma.sp", "the forms marked no under Tensor-core forms (tf32, s4/u4, fp8, m16n8k64 s8/u8)")
+limit("mma.sp", "the sm_120a forms: .kind::f8f6f4 with e3m2/e2m3/e2m1, .kind::mxf8f6f4/mxf4 block scaling")
 
 
 del gather

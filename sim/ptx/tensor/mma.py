@@ -67,54 +67,118 @@ def mma_sync(shape: str, a_type: str, b_type: str, c_type: str, d_type: str,
                         MMA_FP8_ALIGN_BITS if fp8 else None, bitop)
 
 
-#: ``mma.sp`` forms (shape, a/b type, accumulator type): 2:4 sparse A (ISA 9.7.14.6)
+#: ``mma.sp`` forms (shape, a/b type, accumulator type): sparse A (ISA 9.7.14.6)
 MMA_SP_FORMS: frozenset[tuple[str, str, str]] = frozenset(
     [(s, t, acc) for s in ("m16n8k16", "m16n8k32") for t in ("f16",) for acc in ("f32", "f16")]
     + [(s, "bf16", "f32") for s in ("m16n8k16", "m16n8k32")]
-    + [("m16n8k32", t, "s32") for t in ("s8", "u8")]
+    + [(s, "tf32", "f32") for s in ("m16n8k8", "m16n8k16")]
+    + [(s, t, "s32") for s in ("m16n8k32", "m16n8k64") for t in ("s8", "u8")]
+    + [(s, t, "s32") for s in ("m16n8k64", "m16n8k128") for t in ("s4", "u4")]
+    + [("m16n8k64", t, acc) for t in ("e4m3", "e5m2") for acc in ("f32", "f16")]
 )
 
+#: the unit that the sparsity metadata indexes, in bits, per A element type (ISA 9.7.14.6.1,
+#: "Sparse matrix storage"): every family is 2:4 sparse in these units, with two 2-bit indices
+#: (0-3, the first one low) per chunk of four units.  f16/bf16: a unit is an element (2:4); tf32:
+#: half an element (1:2 in elements, ``0b0100`` keeps element 0 and ``0b1110`` element 1, the ISA's
+#: only meaningful values); s8/u8/e4m3/e5m2: an element (2:4); s4/u4: a pair of elements (4:8 in
+#: pairs).  The unit width also fixes where the metadata sits (:func:`sparse_expand`).
+SPARSE_UNIT_BITS: dict[str, int] = {"f16": 16, "bf16": 16, "tf32": 16,
+                                    "s8": 8, "u8": 8, "e4m3": 8, "e5m2": 8, "s4": 8, "u4": 8}
 
-def sparse_expand(a_bits: np.ndarray, meta: np.ndarray, selector: int, k: int) -> np.ndarray:
+
+def sparse_threads(k: int, a_type: str) -> int:
+    """How many threads of each group of four supply metadata: the group's rows g and g + 8 carry
+    ``K * bits / unit`` units, a 2-bit index per stored unit, 32 bits per thread (ISA 9.7.14.6.1:
+    one thread, selector 0-3, for m16n8k16 .f16/.bf16 and m16n8k8 .tf32; a pair, selector 0-1, for
+    m16n8k32 .f16/.bf16/.s8/.u8, m16n8k16 .tf32 and m16n8k64 .s4/.u4; all four, selector 0, for
+    m16n8k64 .s8/.u8/.e4m3/.e5m2 and m16n8k128 .s4/.u4)."""
+    units = k * element_type(a_type).bits // SPARSE_UNIT_BITS[a_type]
+    return 2 * (units // 2) * 2 // 32
+
+
+def _to_units(x: np.ndarray, eb: int, ub: int) -> np.ndarray:
+    """Element bit patterns [..., E] -> units of ``ub`` bits [..., E*eb/ub], low first."""
+    x = x.astype(np.uint64)
+    if eb >= ub:
+        r = eb // ub
+        parts = (x[..., None] >> (ub * np.arange(r, dtype=np.uint64))) & np.uint64((1 << ub) - 1)
+        return parts.reshape(x.shape[:-1] + (x.shape[-1] * r,))
+    r = ub // eb
+    x = x.reshape(x.shape[:-1] + (x.shape[-1] // r, r))
+    return np.bitwise_or.reduce(x << (eb * np.arange(r, dtype=np.uint64)), axis=-1)
+
+
+def _from_units(u: np.ndarray, eb: int, ub: int) -> np.ndarray:
+    """Inverse of :func:`_to_units`."""
+    if eb >= ub:
+        r = eb // ub
+        u = u.reshape(u.shape[:-1] + (u.shape[-1] // r, r))
+        return np.bitwise_or.reduce(u << (ub * np.arange(r, dtype=np.uint64)), axis=-1)
+    r = ub // eb
+    parts = (u[..., None] >> (eb * np.arange(r, dtype=np.uint64))) & np.uint64((1 << eb) - 1)
+    return parts.reshape(u.shape[:-1] + (u.shape[-1] * r,))
+
+
+def sparse_expand(a_bits: np.ndarray, meta: np.ndarray, selector: int, k: int, a_type: str) -> np.ndarray:
     """The packed M x K/2 A of ``mma.sp`` (bit patterns [W, 16, K/2]) -> the M x K matrix it stands
-    for, zeros elsewhere (ISA 9.7.14.6.1, 2:4 sparsity: every chunk of 4 consecutive elements of a
-    row holds 2 non-zeros, and their positions 0-3 are 2-bit indices in the metadata).
+    for, zeros elsewhere: one description for every type family, in the units of
+    :data:`SPARSE_UNIT_BITS` (a row of A is split into units; stored unit s of a row goes to unit
+    ``4*(s // 2) + index_s`` of the dense row).
 
-    ``meta`` is the metadata register of every lane, [W, 32] uint32.  Rows g and g + 8 take theirs
-    from lanes ``4g + 2*selector`` and ``4g + 2*selector + 1`` of the group (the thread pair the
-    sparsity selector names); non-zero ``j`` of a row sits in chunk ``j // 2`` at the position in
-    bits ``2j+1:2j`` (chunk c in bits ``4c+3:4c``, the first non-zero in the low half).  The H200
-    programs (one metadata word in every lane) check the bit order, not which lane supplies a row.
+    ``meta`` is the metadata register of every lane, [W, 32] uint32.  The 2-bit index s of row
+    g + 8h (h = 0, 1) of group g comes from lane ``4g + n*selector + i`` (n = :func:`sparse_threads`):
+    16-bit units (f16, bf16, tf32): a word holds 8 indices of both rows, i = s // 8 at bit
+    ``16h + 2*(s % 8)``; 8-bit units (s8, u8, fp8, s4, u4): a word holds 16 indices of one row,
+    i = 2*(s // 16) + h at bit ``2*(s % 16)``.  The ISA shows this only in figures; it is measured on
+    the H200 with a different metadata word in every lane of a group (``examples/ptx/isa/mma_spl_*``,
+    bit for bit for f16, bf16, s8/u8, s4/u4, e4m3/e5m2).  Those words hold tf32 index pairs the
+    ISA leaves undefined (only 0b0100 and 0b1110 mean something); there the units rule matches the
+    H200 on some rows only (docs/ptx-coverage.md, "Known differences").
     """
     W, M, KH = a_bits.shape
+    eb, ub = element_type(a_type).bits, SPARSE_UNIT_BITS[a_type]
+    n = sparse_threads(k, a_type)
+    units = _to_units(np.asarray(a_bits), eb, ub)                         # [W, M, U/2]
+    s = np.arange(units.shape[-1])
     rows = np.arange(M)
-    lanes = 4 * (rows % 8) + 2 * selector + rows // 8                  # [M]
-    m = np.asarray(meta, np.uint32)[:, lanes].astype(np.int64)         # [W, M]
-    j = np.arange(KH)
-    pos = (m[:, :, None] >> (2 * j)[None, None, :]) & 3                # [W, M, K/2]
-    cols = 4 * (j // 2)[None, None, :] + pos
-    dense = np.zeros((W, M, k), a_bits.dtype)
+    h = (rows // 8)[:, None]
+    if ub == 16:
+        i, bit = s[None, :] // 8 + 0 * h, 16 * h + 2 * (s % 8)[None, :]
+    else:
+        i, bit = 2 * (s // 16)[None, :] + h, 2 * (s % 16)[None, :] + 0 * h
+    lanes = 4 * (rows % 8)[:, None] + n * selector + i                   # [M, U/2]
+    m = np.asarray(meta, np.uint32)[:, lanes].astype(np.int64)          # [W, M, U/2]
+    cols = 4 * (s // 2)[None, None, :] + ((m >> bit[None]) & 3)
+    dense = np.zeros((W, M, 2 * units.shape[-1]), np.uint64)
     w_, r_ = np.meshgrid(np.arange(W), rows, indexing="ij")
-    dense[w_[:, :, None], r_[:, :, None], cols] = a_bits
-    return dense
+    dense[w_[:, :, None], r_[:, :, None], cols] = units
+    return _from_units(dense, eb, ub).astype(a_bits.dtype)
 
 
 def mma_sp(shape: str, a_type: str, b_type: str, c_type: str, d_type: str, A: np.ndarray, B: np.ndarray,
            C: np.ndarray, meta: np.ndarray, selector: int, satfinite: bool = False) -> np.ndarray:
     """``mma.sp{::ordered_metadata}.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 d, a, b, c, e, sel``:
-    A holds the non-zeros of a 2:4-sparse M x K matrix in the layout of the dense M x K/2 A
-    fragment (ISA 9.7.14.6.2: .m16n8k16 .f16 A as .m16n8k8, .m16n8k32 .s8 A as .m16n8k16);
-    B, C, D as for the dense shape; ``meta`` [W, 32] the metadata registers."""
+    A holds the stored half of a sparse M x K matrix in the layout of the dense M x K/2 A fragment
+    (ISA 9.7.14.6.2: .m16n8k16 .f16 A as .m16n8k8, .m16n8k64 .s8 A as .m16n8k32, .m16n8k8 .tf32 A
+    as .m16n8k4, .m16n8k128 .s4 A as .m16n8k64); B, C, D as for the dense shape; ``meta`` [W, 32]
+    the metadata registers (:func:`sparse_expand`); the numerics are those of the dense form."""
     m, n, k = parse_shape(shape)
     ok = all((shape, t, acc) in MMA_SP_FORMS for t in (a_type, b_type) for acc in (c_type, d_type))
-    if not ok or not (a_type == b_type or {a_type, b_type} <= {"s8", "u8"}):
+    if not ok or not (a_type == b_type or any({a_type, b_type} <= f for f in _MIXABLE)):
         raise SimulationError(f"mma.sp.{shape}.{d_type}.{a_type}.{b_type}.{c_type} is not supported")
-    if selector not in (0, 1):
-        raise SimulationError(f"mma.sp .{shape} .{a_type}: the sparsity selector must be 0 or 1, got {selector}")
+    if satfinite and d_type != "s32":
+        raise SimulationError(".satfinite on mma.sp is defined for s32 accumulators only")
+    nsel = 4 // sparse_threads(k, a_type)
+    if not 0 <= selector < nsel:
+        raise SimulationError(f"mma.sp .{shape} .{a_type}: the sparsity selector must be "
+                              f"{'0' if nsel == 1 else f'0 to {nsel - 1}'}, got {selector}")
     amap = mma_fragment_map(f"m{m}n{n}k{k // 2}", "a", a_type)
     maps = (amap,) + tuple(mma_fragment_map(shape, op, t) for op, t in zip("bcd", (b_type, c_type, d_type)))
+    fp8 = a_type in ("e4m3", "e5m2")
     return fragment_mma(A, B, C, maps, (a_type, b_type, c_type, d_type), satfinite,
-                        a_expand=lambda bits: sparse_expand(bits, meta, selector, k))
+                        MMA_FP8_ALIGN_BITS if fp8 else None,
+                        a_expand=lambda bits: sparse_expand(bits, meta, selector, k, a_type))
 
 
 def fragment_mma(A: np.ndarray, B: np.ndarray, C: np.ndarray, maps, types, satfinite: bool = False,

@@ -50,6 +50,13 @@ def _ins(text: str, operands=()) -> Instruction:
      Scope.WARPGROUP),
     ("wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8", {"TENSOR_CORE"}, Unit.TENSOR, 0, 2 * 64 * 64 * 32,
      Scope.WARPGROUP),
+    # sparse forms count the useful work, M*N*K (half of A is stored), not the dense equivalent
+    ("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32", {"TENSOR_CORE"}, Unit.TENSOR,
+     16 * 8 * 32, 0, Scope.WARP),
+    ("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32", {"TENSOR_CORE"}, Unit.TENSOR,
+     0, 16 * 8 * 64, Scope.WARP),
+    ("wgmma.mma_async.sp.sync.aligned.m64n128k32.f32.f16.f16", {"TENSOR_CORE"}, Unit.TENSOR, 64 * 128 * 32, 0,
+     Scope.WARPGROUP),
     ("shfl.sync.bfly.b32", {"SHUFFLE"}, Unit.LSU, 0, 0, Scope.LANE),
     ("bar.sync", {"BARRIER"}, Unit.SYNC, 0, 0, Scope.LANE),
     ("bar.warp.sync", {"BARRIER"}, Unit.SYNC, 0, 0, Scope.LANE),
@@ -65,6 +72,8 @@ def test_classes_units_and_work(form, classes, unit, flops, int_ops, scope):
     assert classes <= info.classes
     assert (info.unit, info.flops, info.int_ops, info.scope) == (unit, flops, int_ops, scope)
     assert info.known
+    if ".sp" in form.split(".sync")[0]:
+        assert info.extra["dense_equivalent_ops"] == 2 * (flops or int_ops)
 
 
 @pytest.mark.parametrize("form,in_t,acc,out,shape", [

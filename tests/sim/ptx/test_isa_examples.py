@@ -26,7 +26,12 @@ TRUTH = np.load(ISA / "h200.npz")
 
 #: programs the simulator does not reproduce yet (strict xfail: a fix makes the test fail until the
 #: program leaves this list)
-NOT_YET: dict[str, str] = {}
+NOT_YET: dict[str, str] = {
+    p: ("the program's per-lane metadata words hold index pairs the ISA leaves undefined for .tf32 "
+        "(only 0b0100 and 0b1110 mean something); kernlens applies the 2:4 rule to 16-bit halves there, "
+        "which matches the H200 on some rows only (the others differ in low-order bits); the "
+        "defined cases are tests/sim/ptx/tensor/test_mma_sparse.py")
+    for p in ("mma_spl_m16n8k8_tf32_sel3", "mma_spl_m16n8k16_tf32_sel1")}
 
 
 #: output words whose upper bits the ISA leaves to the compiler: ``cvt.u32.u16 %r, %h`` of the

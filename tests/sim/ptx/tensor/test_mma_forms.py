@@ -101,19 +101,21 @@ def test_m8n8k4_quad_pairs_compute_four_independent_products():
 
 def test_sparse_metadata_places_the_non_zeros():
     """2:4 sparsity (ISA 9.7.14.6.1): metadata nibble 0b1110 -> the chunk's non-zeros at 2 and 3,
-    0b0100 -> at 0 and 1; row g of the group takes its metadata from the selected thread pair."""
+    0b0100 -> at 0 and 1; for m16n8k16 .f16 one thread of the group (the selector, 0-3) holds the
+    metadata of rows g (low half) and g + 8 (high half).  Every family: test_mma_sparse.py."""
     packed = np.arange(1, 16 * 8 + 1, dtype=np.uint32).reshape(1, 16, 8)     # 16 x K/2 for k16
     meta = np.zeros((1, 32), np.uint32)
-    meta[0, :] = 0x4E4E                                                  # chunks 0,2: cols 2,3; 1,3: cols 0,1
-    meta[0, 4 * 3 + 2] = 0x9999          # selector 1, row 3: 0b1001 -> positions 1 and 2 in every chunk
-    dense = sparse_expand(packed, meta, 1, 16)[0]
+    meta[0, :] = 0x4E4E4E4E                                              # chunks 0,2: cols 2,3; 1,3: cols 0,1
+    meta[0, 4 * 3 + 1] = 0x4E4E9999      # selector 1, row 3: 0b1001 -> positions 1 and 2 in every chunk
+    dense = sparse_expand(packed, meta, 1, 16, "f16")[0]
     assert dense[0].tolist() == [0, 0, 1, 2, 3, 4, 0, 0, 0, 0, 5, 6, 7, 8, 0, 0]
     assert dense[3].tolist() == [0, 25, 26, 0, 0, 27, 28, 0, 0, 29, 30, 0, 0, 31, 32, 0]
-    assert sparse_expand(packed, meta, 0, 16)[0, 3].tolist() == [0, 0, 25, 26, 27, 28, 0, 0,
-                                                                  0, 0, 29, 30, 31, 32, 0, 0]
+    assert dense[11].tolist() == [0, 0, 89, 90, 91, 92, 0, 0, 0, 0, 93, 94, 95, 96, 0, 0]
+    assert sparse_expand(packed, meta, 0, 16, "f16")[0, 3].tolist() == [0, 0, 25, 26, 27, 28, 0, 0,
+                                                                         0, 0, 29, 30, 31, 32, 0, 0]
     with pytest.raises(SimulationError, match="selector"):
-        mma_sp("m16n8k16", "f16", "f16", "f32", "f32", np.zeros((1, 32, 2), np.uint32),
-               np.zeros((1, 32, 2), np.uint32), np.zeros((1, 32, 4), np.uint32), meta, 2)
+        mma_sp("m16n8k32", "f16", "f16", "f32", "f32", np.zeros((1, 32, 4), np.uint32),
+               np.zeros((1, 32, 4), np.uint32), np.zeros((1, 32, 4), np.uint32), meta, 2)
 
 
 @pytest.mark.parametrize("shape,operand,etype,nregs", [
