@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+import numpy as np
+
 from isa import ir
 
 BUILDERS: dict[str, Callable] = {}
@@ -28,6 +30,11 @@ LIMITS: dict[str, str] = {}
 def limit(name: str, what: str) -> None:
     """Record what the builder of ``name`` does not run (shown in docs/ptx-coverage.md)."""
     LIMITS[name] = what
+
+
+def per_thread_i64(M, fn: Callable):
+    """``fn()`` (an operand reader: a scalar or one value per thread) as one int64 per thread of the CTA."""
+    return np.broadcast_to(np.asarray(fn()).astype(np.int64), (M.T,))
 
 
 def op(*names: str):
@@ -90,7 +97,6 @@ def _accumulator_check(M, pc, ins, acc, f):
                 keys.append((k, r.name))
     if not keys:
         return f
-    import numpy as np
 
     def run(m):
         A = M.asyncs

@@ -16,7 +16,7 @@ import numpy as np
 from isa import ir
 
 from ..machine import Writer, _reader
-from . import guard_mask, limit, not_implemented, op
+from . import guard_mask, limit, not_implemented, op, per_thread_i64
 
 
 def _label(M, ins):
@@ -224,7 +224,7 @@ def _brx(M, pc, ins, canon, ms, mods):
     def brx(M, stack, top):
         mask = top.mask if G is None else top.mask & G()
         lanes = np.flatnonzero(mask)
-        i = np.broadcast_to(np.asarray(idx()).astype(np.int64), (M.T,))[lanes]
+        i = per_thread_i64(M, idx)[lanes]
         bad = i >= len(targets)
         if bad.any():
             M.report("bad_branch", pc, lanes[bad], f"brx.idx index past the {len(targets)} targets of {name}")

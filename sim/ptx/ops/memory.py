@@ -20,7 +20,7 @@ from isa import ir
 from ..dtypes import UINT, compute_dtype, nbytes, types_of
 from ..completion import Op
 from ..memory import gather, mark_written, scatter
-from . import limit, not_implemented, op
+from . import limit, not_implemented, op, per_thread_i64
 
 SPACES = ("global", "shared", "local", "param", "const")
 
@@ -299,7 +299,7 @@ def _cp_async(M, pc, ins, canon, ms, mods):
         dst = dfn(sub)
         src = sfn(sub)
         if src_size is not None:
-            ss = np.broadcast_to(np.asarray(src_size()).astype(np.int64), (M.T,))[lanes]
+            ss = per_thread_i64(M, src_size)[lanes]
         else:
             ss = np.full(len(lanes), cp, np.int64)
         if ignore is not None:
@@ -448,7 +448,7 @@ def _bulk_run(M, pc, ins, dst_space, src_space, dfn, sfn, size, mfn, name, sourc
             return
         A = M.asyncs
         sub = None if m is None else lanes
-        sizes = np.broadcast_to(np.asarray(size()).astype(np.int64), (M.T,))[lanes]
+        sizes = per_thread_i64(M, size)[lanes]
         slots = None
         if mfn is not None:
             lanes_m, slots_m = _mbar_slots(M, pc, m, mfn, lanes)
@@ -586,14 +586,14 @@ def _bulk_tensor(M, pc, ins, canon, ms, mods):
             return
         A = M.asyncs
         sub = None if m is None else lanes
-        coords_all = np.stack([np.broadcast_to(np.asarray(f()).astype(np.int64), (M.T,)) for f in cfns], axis=1)
+        coords_all = np.stack([per_thread_i64(M, f) for f in cfns], axis=1)
         offs_all = None if ofns is None else np.stack(
-            [np.broadcast_to(np.asarray(f()).astype(np.int64), (M.T,)) for f in ofns], axis=1)
+            [per_thread_i64(M, f) for f in ofns], axis=1)
         smem_all = np.broadcast_to(sfn(sub), (len(lanes),))
         pos = {int(l): i for i, l in enumerate(lanes)}
         ln_all, tms = maps(lanes, sub)
         if maskfn is not None:
-            _multicast_mask(M, ins, np.broadcast_to(np.asarray(maskfn()).astype(np.int64), (M.T,))[ln_all])
+            _multicast_mask(M, ins, per_thread_i64(M, maskfn)[ln_all])
         if mfn is not None:
             lanes_m, slots_m = _mbar_slots(M, pc, m, mfn, lanes)
             per = np.full(M.T, -1, np.int64)
@@ -709,7 +709,7 @@ def _mbarrier(M, pc, ins, canon, ms, mods):
                     lambda lanes: np.broadcast_to(np.asarray(cnt()).astype(np.uint64),
                                                   (M.T,))[M.all_lanes if lanes is None else lanes][:, None].copy())
             ln, s = _mbar_slots(M, pc, m, afn, lanes, create=True)
-            M.asyncs.mbar.init(s, np.broadcast_to(np.asarray(cnt()).astype(np.int64), (M.T,))[ln])
+            M.asyncs.mbar.init(s, per_thread_i64(M, cnt)[ln])
         return init
     if kind == "inval":
         return lambda m: None
@@ -725,7 +725,7 @@ def _mbarrier(M, pc, ins, canon, ms, mods):
         if len(ln) == 0:
             return
         B.progress += 1
-        c = np.broadcast_to(np.asarray(count_src()).astype(np.int64), (M.T,))[ln] if count_src is not None else 1
+        c = per_thread_i64(M, count_src)[ln] if count_src is not None else 1
         if d is not None:
             tok = TOKEN | B.phase[s].astype(np.uint64)
             full = np.zeros(M.T, np.uint64)

@@ -19,7 +19,7 @@ from isa.errors import SimulationError
 
 from ..dtypes import TYPE_WORDS, UINT, types_of
 from ..memory import GLOBAL_BASE, gather, unwritten
-from . import limit, not_implemented, op
+from . import limit, not_implemented, op, per_thread_i64
 from .memory import space_of
 
 WARP = 32
@@ -305,7 +305,7 @@ def _wmma_mem(M, pc, ins, canon, ms, mods):
             return
         first = w * WARP
         addr = afn(first)
-        st = lead if stride is None else np.broadcast_to(np.asarray(stride()).astype(np.int64), (M.T,))[first]
+        st = lead if stride is None else per_thread_i64(M, stride)[first]
         el, lo, hi = element_offsets(st, len(w))
         full = addr[:, None, None].astype(np.int64) + el
         base = in_bounds(first, addr, lo, hi)
