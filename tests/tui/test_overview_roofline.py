@@ -3,11 +3,9 @@ executed work over modelled DRAM bytes and modelled time, against the roof at th
 
 from __future__ import annotations
 
-import pytest
-
 from analyzer.machine import load_machine
 from tests.conftest import EXAMPLES
-from tests.tui.pilot import settle, sync
+from tests.tui.pilot import needs_ptx_timing, press, settle, sync
 from tui import backends, timeline
 from tui.app import InspectorApp
 from tui.model import load_file
@@ -46,30 +44,24 @@ async def test_overview_shows_the_point_once_the_timeline_ran(monkeypatch):
     app = InspectorApp([str(SGEMM)], launch=LAUNCH)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        await pilot.press("2")
-        await settle(app, pilot)
+        await press(app, pilot, "2")
         assert "open the Timeline tab" in str(app.query_one("#overview-body").render())
-        await pilot.press("5")
-        await settle(app, pilot)
-        await pilot.press("2")
-        await settle(app, pilot)
+        await press(app, pilot, "5")
+        await press(app, pilot, "2")
         body = str(app.query_one("#overview-body").render())
         assert "modelled on H200" in body and "1.0 TOP/s at 10 OP per DRAM byte" in body
 
 
 @sync
 async def test_overview_point_from_the_real_model():
-    if not backends.timing("ptx").ok:
-        pytest.skip("sim.run_kernel has no timing= on this build")
+    needs_ptx_timing()
     app = InspectorApp([str(SGEMM)], launch=LAUNCH)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        await pilot.press("5")
-        await settle(app, pilot)
+        await press(app, pilot, "5")
         tm = app.doc.timeline.timing
         assert tm["work"] == {"fp32": 2304 * 64 * 2}          # 3 x 3 CTAs x 256 threads x 64 FFMA, exact
-        await pilot.press("2")
-        await settle(app, pilot)
+        await press(app, pilot, "2")
         body = str(app.query_one("#overview-body").render())
         dram = tm["memory"]["dram_bytes_read"] + tm["memory"]["dram_bytes_write"]
         assert f"at {294912 / dram:.3g} OP per DRAM byte" in body and "% of the roof there" in body

@@ -7,13 +7,10 @@ stand-in timing run (``timeline.run_ptx_timing`` monkeypatched) and, when ``sim.
 
 from __future__ import annotations
 
-
-import pytest
-
 from sim.timing.trace import Slice
 from tests.conftest import EXAMPLES
 from tui import backends, timeline
-from tests.tui.pilot import settle, sync
+from tests.tui.pilot import needs_ptx_timing, press, settle, sync
 from tui.app import InspectorApp
 from tui.model import load_file
 
@@ -73,8 +70,7 @@ async def test_timeline_tab_draws_a_timed_ptx_run(monkeypatch):
     app = InspectorApp([str(SGEMM)], launch=LAUNCH)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        await pilot.press("5")
-        await settle(app, pilot)
+        await press(app, pilot, "5")
         head = str(app.query_one("#timeline-body").render())
         assert "sgemm_tiled on h200: 40 cycles" in head and "latency-bound" in head and "modelled" in head
         lanes = str(app.query_one("#timeline-lanes").render()).splitlines()
@@ -105,13 +101,11 @@ async def test_timeline_without_a_launch_says_what_it_needs(monkeypatch, tmp_pat
 
 @sync
 async def test_timeline_runs_the_real_model():
-    if not backends.timing("ptx").ok:
-        pytest.skip("sim.run_kernel has no timing= on this build (the H200 timing model is not in yet)")
+    needs_ptx_timing()
     app = InspectorApp([str(SGEMM)], launch=LAUNCH)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
-        await pilot.press("5")
-        await settle(app, pilot)
+        await press(app, pilot, "5")
         run = app.doc.timeline
         assert isinstance(run, timeline.PtxTimelineRun) and run.cycles > 0 and run.slices
         head = str(app.query_one("#timeline-body").render())
