@@ -1,4 +1,5 @@
-"""The corpus launches the simulator benches run (bench/sim_speed.py, bench/race_cost.py): which
+"""The corpus launches the benches run (bench/sim_speed.py, bench/race_cost.py; the timed H200 launches
+of bench/timing_h200.py and bench/timing_speed.py): which
 manifest entries, each kernel loaded for its target with its launch, inputs and dynamic shared
 memory, and fresh argument arrays for every run (a run writes its outputs into them)."""
 
@@ -6,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,3 +71,31 @@ def corpus_runs(target: str, only: str = "", every: bool = False) -> list[Corpus
                              R.build_inputs(launch, R.entry_seed(e["name"])),
                              dyn.get(t, 0) if isinstance(dyn, dict) else dyn))
     return out
+
+
+def timed_launch(entry: dict, which: str, *, profile: bool = False):
+    """The manifest entry's ``which`` launch ("launch" or "perf_launch") run by ``sim.launch.execute``
+    with ``timing="h200"`` (bench/timing_h200.py, bench/timing_speed.py): ``(ex.timing, wall s, cpu s,
+    spec, cProfile.Profile or None)``; wall (``perf_counter``) and this process's CPU seconds
+    (``process_time``) are measured around the run only, not the loading."""
+    import isa
+    from sim import launch as L
+
+    ent = dict(entry)
+    ent["launch"] = entry[which]
+    spec = L.spec_from_entry(ent, source=str(CORPUS / "manifest.json"), base=CORPUS)
+    ptx = entry["ptx"].get("sm_90") or next(iter(entry["ptx"].values()))
+    module = isa.load(str(CORPUS / ptx))
+    seed = L.entry_seed(entry["name"], which == "perf_launch")
+    prof = None
+    if profile:
+        import cProfile
+
+        prof = cProfile.Profile()
+        prof.enable()
+    w0, c0 = time.perf_counter(), time.process_time()
+    ex = L.execute(module, spec, entry["entry"], timing="h200", seed=seed)
+    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    if prof is not None:
+        prof.disable()
+    return ex.timing, wall, cpu, spec, prof

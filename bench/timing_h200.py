@@ -21,9 +21,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 import zlib
 from pathlib import Path
+
+from corpus_runs import timed_launch
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -60,18 +61,6 @@ def spearman(a, b) -> float:
     return 1 - 6 * d / (n * (n * n - 1))
 
 
-def run_one(entry, which, L, isa):
-    ent = dict(entry)
-    ent["launch"] = entry[which]
-    spec = L.spec_from_entry(ent, source=str(CORPUS / "manifest.json"), base=CORPUS)
-    ptx = entry["ptx"].get("sm_90") or next(iter(entry["ptx"].values()))
-    module = isa.load(str(CORPUS / ptx))
-    t0 = time.perf_counter()
-    ex = L.execute(module, spec, entry["entry"], timing="h200",
-                   seed=L.entry_seed(entry["name"], which == "perf_launch"))
-    return ex.timing, time.perf_counter() - t0, spec
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("kernels", nargs="*")
@@ -81,9 +70,6 @@ def main(argv=None) -> int:
     if not (CORPUS / "manifest.json").exists():
         print(f"no corpus at {CORPUS}", file=sys.stderr)
         return 2
-    import isa
-    from sim import launch as L
-
     man = json.loads((CORPUS / "manifest.json").read_text())
     ncu = json.loads((CORPUS / "h200" / "ncu_metrics.json").read_text())["launches"]
     deep = json.loads((CORPUS / "h200" / "ncu_deep.json").read_text())["launches"]
@@ -103,7 +89,7 @@ def main(argv=None) -> int:
             if which not in e:
                 continue
             try:
-                tm, secs, spec = run_one(e, which, L, isa)
+                tm, secs, _, spec, _ = timed_launch(e, which)
             except Exception as exc:  # noqa: BLE001 - a bench reports and goes on
                 print(f"{e['name']:30s} {which[:6]:6s} failed: {type(exc).__name__}: {exc}")
                 continue

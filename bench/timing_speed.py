@@ -17,36 +17,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
+
+from corpus_runs import timed_launch
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
 TARGET = {"launch": 2.0, "perf_launch": 30.0}
-
-
-def time_one(entry, which, *, profile=None):
-    import isa
-    from sim import launch as L
-
-    ent = dict(entry)
-    ent["launch"] = entry[which]
-    spec = L.spec_from_entry(ent, source=str(CORPUS / "manifest.json"), base=CORPUS)
-    ptx = entry["ptx"].get("sm_90") or next(iter(entry["ptx"].values()))
-    module = isa.load(str(CORPUS / ptx))
-    seed = L.entry_seed(entry["name"], which == "perf_launch")
-    prof = None
-    if profile:
-        import cProfile
-
-        prof = cProfile.Profile()
-        prof.enable()
-    w0, c0 = time.perf_counter(), time.process_time()
-    ex = L.execute(module, spec, entry["entry"], timing="h200", seed=seed)
-    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
-    if prof is not None:
-        prof.disable()
-    return ex.timing, wall, cpu, prof
 
 
 def main(argv=None) -> int:
@@ -72,7 +49,7 @@ def main(argv=None) -> int:
             if which not in e:
                 continue
             try:
-                tm, wall, cpu, prof = time_one(e, which, profile=a.profile)
+                tm, wall, cpu, _, prof = timed_launch(e, which, profile=bool(a.profile))
             except Exception as exc:  # noqa: BLE001 - a bench reports and goes on
                 print(f"{e['name']:30s} {which[:6]:6s} failed: {type(exc).__name__}: {exc}")
                 continue
