@@ -30,16 +30,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 PY = sys.executable
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
+from proc_time import measure  # noqa: E402
+
 SETTLE = float(os.environ.get("BIG_FILE_SETTLE", "0.5"))   # seconds on screen before q
-
-
-def measure(cmd: list[str], **kw) -> tuple[float, float, float, int]:
-    """(wall s, CPU s, peak RSS MB, exit code) of one process."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, env=ENV, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kw)
-    _, status, ru = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return time.perf_counter() - t0, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, p.returncode
 
 
 def line(what: str, wall: float, cpu: float, rss: float, rc: int, goal_s: float, goal_mb: float | None = None) -> None:

@@ -23,17 +23,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 PY = sys.executable
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
+from proc_time import measure  # noqa: E402
+
 ENTRY = "dot_dp4a"          # a small launch of the bundled examples (examples/manifest.json)
 VALIDATE = ROOT / "examples" / "ptx" / "hgemm_wmma.sm_90.ptx"
 
 
 def proc(cmd: list[str]) -> tuple[float, float]:
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, env=ENV, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, ru = os.wait4(p.pid, 0)
-    if os.waitstatus_to_exitcode(status) not in (0, 1):
-        raise SystemExit(f"{' '.join(cmd)}: exit {os.waitstatus_to_exitcode(status)}")
-    return time.perf_counter() - t0, ru.ru_utime + ru.ru_stime
+    wall, cpu, _, rc = measure(cmd)
+    if rc not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)}: exit {rc}")
+    return wall, cpu
 
 
 WARM = """
