@@ -26,6 +26,19 @@ from isa.errors import InputError, SimulationError
 from sim import launch as L
 from sim.ptx.tensormap import TensorMap, TensorMapArg
 
+# both kernels below, after the load: wait for the box at the mbarrier (phase 0), then thread t
+# copies shared word t to out[t]
+WAIT_AND_COPY_OUT = """LOOP:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r3], 0;
+    @!%p2 bra LOOP;
+    shl.b32 %r5, %r1, 2;
+    add.s32 %r6, %r2, %r5;
+    ld.shared.u32 %r7, [%r6];
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    st.global.u32 [%rd4], %r7;
+"""
+
 # load a 512-byte 3-d box at {0, x, y} into shared memory, wait on the mbarrier, copy it word by word
 # to `out` (thread t copies word t), then store the shared box back through `dst` at the same coordinates
 KERNEL = """
@@ -60,16 +73,7 @@ KERNEL = """
     mov.b16 %rs1, MASK;
     @%p1 mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r3], BYTES;
     @%p1 LOADOP
-LOOP:
-    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r3], 0;
-    @!%p2 bra LOOP;
-    shl.b32 %r5, %r1, 2;
-    add.s32 %r6, %r2, %r5;
-    ld.shared.u32 %r7, [%r6];
-    mul.wide.u32 %rd3, %r1, 4;
-    add.s64 %rd4, %rd2, %rd3;
-    st.global.u32 [%rd4], %r7;
-    bar.sync 0;
+""" + WAIT_AND_COPY_OUT + """    bar.sync 0;
     @%p1 cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%rd5, {%r4, %r8, %r9}], [%r2];
     @%p1 cp.async.bulk.commit_group;
     @%p1 cp.async.bulk.wait_group 0;
@@ -216,16 +220,7 @@ IM2COL_KERNEL = """
 SETUP
     @%p1 mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r3], 512;
     @%p1 LOADOP
-LOOP:
-    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r3], 0;
-    @!%p2 bra LOOP;
-    shl.b32 %r5, %r1, 2;
-    add.s32 %r6, %r2, %r5;
-    ld.shared.u32 %r7, [%r6];
-    mul.wide.u32 %rd3, %r1, 4;
-    add.s64 %rd4, %rd2, %rd3;
-    st.global.u32 [%rd4], %r7;
-    ret;
+""" + WAIT_AND_COPY_OUT + """    ret;
 }
 """
 
