@@ -99,3 +99,21 @@ def timed_launch(entry: dict, which: str, *, profile: bool = False):
     if prof is not None:
         prof.disable()
     return ex.timing, wall, cpu, spec, prof
+
+
+def timed_launches(entries: list[dict], kernels, whiches, *, profile: bool = False):
+    """:func:`timed_launch` of each entry's ``whiches`` launches it has (``kernels``: only those
+    names, where given), in manifest order, yielding ``(entry, which, result)``; a launch that fails
+    is printed as failed and skipped (a bench reports and goes on)."""
+    for e in entries:
+        if kernels and e["name"] not in kernels:
+            continue
+        for which in whiches:
+            if which not in e:
+                continue
+            try:
+                got = timed_launch(e, which, profile=profile)
+            except Exception as exc:  # noqa: BLE001 - a bench reports and goes on
+                print(f"{e['name']:30s} {which[:6]:6s} failed: {type(exc).__name__}: {exc}")
+                continue
+            yield e, which, got

@@ -24,7 +24,7 @@ import sys
 import zlib
 from pathlib import Path
 
-from corpus_runs import timed_launch
+from corpus_runs import timed_launches
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -82,34 +82,24 @@ def main(argv=None) -> int:
     whiches = ("launch", "perf_launch") if a.small else ("perf_launch",)
     print(f"{'kernel':30s} {'launch':6s} {'set':4s} {'predicted':>11s} {'measured':>11s} {'error':>7s}  "
           f"{'top stall (model / ncu)':42s} {'L2 hit m/n':>11s} {'time':>6s}")
-    for e in man["entries"]:
-        if a.kernels and e["name"] not in a.kernels:
-            continue
-        for which in whiches:
-            if which not in e:
-                continue
-            try:
-                tm, secs, _, spec, _ = timed_launch(e, which)
-            except Exception as exc:  # noqa: BLE001 - a bench reports and goes on
-                print(f"{e['name']:30s} {which[:6]:6s} failed: {type(exc).__name__}: {exc}")
-                continue
-            m = truth(ncu, e["entry"], which, spec.grid) or {}
-            d = truth(deep, e["entry"], which, spec.grid) or {}
-            meas = m.get("gpc__cycles_elapsed.max")
-            err = (tm["cycles"] - meas) / meas if meas else None
-            ntop = ncu_top_stall(d) if d else None
-            l2n = d.get("lts__t_sector_hit_rate.pct")
-            l2m = tm["memory"]["l2_hit_rate"]
-            row = {"kernel": e["name"], "which": which, "held_out": held_out(e["name"]), "predicted": tm["cycles"],
-                   "measured": meas, "error": err, "top_stall": tm["top_stall"], "ncu_top_stall": ntop,
-                   "l2_hit_model": None if l2m is None else 100 * l2m, "l2_hit_ncu": l2n, "seconds": secs,
-                   "sampled": tm["sampled"], "bound": tm["bound"]}
-            rows.append(row)
-            es = f"{100 * err:+6.1f}%" if err is not None else "   n/a"
-            l2s = f"{row['l2_hit_model'] or 0:5.1f}/{l2n if l2n is not None else float('nan'):5.1f}"
-            print(f"{e['name'][:30]:30s} {which[:6]:6s} {'held' if row['held_out'] else 'fit':4s} "
-                  f"{tm['cycles']:11.0f} {meas or 0:11.0f} {es}  {str(tm['top_stall']):20s} / {str(ntop):19s} "
-                  f"{l2s:>11s} {secs:5.1f}s", flush=True)
+    for e, which, (tm, secs, _, spec, _) in timed_launches(man["entries"], a.kernels, whiches):
+        m = truth(ncu, e["entry"], which, spec.grid) or {}
+        d = truth(deep, e["entry"], which, spec.grid) or {}
+        meas = m.get("gpc__cycles_elapsed.max")
+        err = (tm["cycles"] - meas) / meas if meas else None
+        ntop = ncu_top_stall(d) if d else None
+        l2n = d.get("lts__t_sector_hit_rate.pct")
+        l2m = tm["memory"]["l2_hit_rate"]
+        row = {"kernel": e["name"], "which": which, "held_out": held_out(e["name"]), "predicted": tm["cycles"],
+               "measured": meas, "error": err, "top_stall": tm["top_stall"], "ncu_top_stall": ntop,
+               "l2_hit_model": None if l2m is None else 100 * l2m, "l2_hit_ncu": l2n, "seconds": secs,
+               "sampled": tm["sampled"], "bound": tm["bound"]}
+        rows.append(row)
+        es = f"{100 * err:+6.1f}%" if err is not None else "   n/a"
+        l2s = f"{row['l2_hit_model'] or 0:5.1f}/{l2n if l2n is not None else float('nan'):5.1f}"
+        print(f"{e['name'][:30]:30s} {which[:6]:6s} {'held' if row['held_out'] else 'fit':4s} "
+              f"{tm['cycles']:11.0f} {meas or 0:11.0f} {es}  {str(tm['top_stall']):20s} / {str(ntop):19s} "
+              f"{l2s:>11s} {secs:5.1f}s", flush=True)
     for which in whiches:
         rs = [r for r in rows if r["which"] == which and r["error"] is not None]
         for label, sel in (("calibration 2/3", [r for r in rs if not r["held_out"]]),

@@ -19,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-from corpus_runs import timed_launch
+from corpus_runs import timed_launches
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -42,26 +42,17 @@ def main(argv=None) -> int:
     rows, profs = [], []
     print(f"{'kernel':30s} {'launch':6s} {'ctas':>6s} {'simulated':>9s} {'wall s':>7s} {'cpu s':>7s} "
           f"{'replay s':>8s} {'predicted cycles':>16s}  target")
-    for e in man["entries"]:
-        if a.kernels and e["name"] not in a.kernels:
-            continue
-        for which in whiches:
-            if which not in e:
-                continue
-            try:
-                tm, wall, cpu, _, prof = timed_launch(e, which, profile=bool(a.profile))
-            except Exception as exc:  # noqa: BLE001 - a bench reports and goes on
-                print(f"{e['name']:30s} {which[:6]:6s} failed: {type(exc).__name__}: {exc}")
-                continue
-            if prof is not None:
-                profs.append(prof)
-            ok = cpu <= TARGET[which]
-            rows.append({"kernel": e["name"], "which": which, "ctas": tm["ctas"], "simulated": tm["simulated_ctas"],
-                         "wall_seconds": wall, "cpu_seconds": cpu, "replay_seconds": tm["model_seconds"],
-                         "predicted_cycles": tm["cycles"], "target_seconds": TARGET[which], "within": ok})
-            print(f"{e['name'][:30]:30s} {which[:6]:6s} {tm['ctas']:6d} {tm['simulated_ctas']:9d} {wall:7.2f} "
-                  f"{cpu:7.2f} {tm['model_seconds']:8.2f} {tm['cycles']:16.0f}  "
-                  f"{'ok' if ok else 'OVER'} (<= {TARGET[which]:.0f} s)", flush=True)
+    for e, which, (tm, wall, cpu, _, prof) in timed_launches(man["entries"], a.kernels, whiches,
+                                                             profile=bool(a.profile)):
+        if prof is not None:
+            profs.append(prof)
+        ok = cpu <= TARGET[which]
+        rows.append({"kernel": e["name"], "which": which, "ctas": tm["ctas"], "simulated": tm["simulated_ctas"],
+                     "wall_seconds": wall, "cpu_seconds": cpu, "replay_seconds": tm["model_seconds"],
+                     "predicted_cycles": tm["cycles"], "target_seconds": TARGET[which], "within": ok})
+        print(f"{e['name'][:30]:30s} {which[:6]:6s} {tm['ctas']:6d} {tm['simulated_ctas']:9d} {wall:7.2f} "
+              f"{cpu:7.2f} {tm['model_seconds']:8.2f} {tm['cycles']:16.0f}  "
+              f"{'ok' if ok else 'OVER'} (<= {TARGET[which]:.0f} s)", flush=True)
     for which in whiches:
         rs = [r for r in rows if r["which"] == which]
         if rs:
