@@ -480,5 +480,13 @@ def main(argv: list[str] | None = None) -> int:
     return run_guarded(run, parser.parse_args(argv), prog="validate-kernel")
 
 
+def entry() -> None:
+    """The ``validate-kernel`` program: :func:`main` on ``sys.argv``, then a quick exit
+    (:func:`kernlens.cli.exit_now`)."""
+    from kernlens.cli import exit_now
+
+    exit_now(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 import time
 
+from sim import machines
+
 from .occupancy import occupancy
 from .regs import registers_per_thread
 from .sm import SM, load_params, op_facts, sm_ctas
@@ -46,6 +48,9 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     t0 = time.perf_counter()
     P = load_params(machine)
     H = P.hier
+    raw = machines.load(machine)[1]
+    l2_bytes = raw["chip"]["l2_bytes"]["value"]                    # 60 MiB (h200.md)
+    max_warps = raw["occupancy"]["max_warps_per_sm"]["value"]      # 64
     facts = op_facts(state, P)
     ncta, sms, wpc = state.ncta, P.sms, state.tpc // 32
     k = max(1, occ.ctas_per_sm)
@@ -62,8 +67,8 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     accesses = streams.global_sectors * f
     foot = (rd + wr) * 32
     h2 = max(0.0, 1.0 - (rd + wr) / accesses) if accesses else 1.0
-    if foot > 62914560:
-        h2 *= 62914560 / foot
+    if foot > l2_bytes:
+        h2 *= l2_bytes / foot
     shared_alloc = getattr(occ, "carveout_bytes", 0) or 0
     l1_lines = int(max(H["l1_bytes"] - shared_alloc, 16384) // H["l1_line"])
 
@@ -117,8 +122,8 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     ll = sum(r.l2_load_sectors for r in runs) * (f if sampled else 1.0)
     if ll > 0:
         h2_loads = max(0.0, 1.0 - rd / ll)
-        if foot > 62914560:
-            h2_loads *= 62914560 / foot
+        if foot > l2_bytes:
+            h2_loads *= l2_bytes / foot
         if abs(h2_loads - h2) > 0.05:
             h2s[0] = h2_loads
             runs, slow, sm_cycles = replay(L0)
@@ -148,7 +153,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     l2_sec = sum(r.l2_sectors for r in runs) * (f if sampled else 1.0)
     l2_ld = sum(r.l2_load_sectors for r in runs) * (f if sampled else 1.0)
     dram_read, dram_write = rd * 32, wr * 32
-    if foot > 62914560:       # footprint over L2: the loads that miss it (stores read no DRAM)
+    if foot > l2_bytes:       # footprint over L2: the loads that miss it (stores read no DRAM)
         dram_read = max(dram_read, l2_ld * 32 * (1 - h2s[0]))
     dram_cycles = (dram_read + dram_write) / (H["dram_bw"] / P.hz)
     l2_cycles = l2_sec * 32 / (H["l2_bw"] / P.hz)
@@ -178,7 +183,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     else:
         bound = f"latency ({stalls.top() or 'none'})"
     ctas_sm0 = min(k, len(sm_ctas(ncta, sms, 0)))
-    achieved = ctas_sm0 * wpc / 64.0
+    achieved = ctas_sm0 * wpc / max_warps
     per_issue = stalls.per_issue(issued)
     l2_req = l2_sec
     return {
@@ -190,7 +195,10 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
         "issued_warp_instructions": issued,
         "occupancy": {"theoretical": occ.theoretical, "achieved": achieved, "limiter": occ.limiter,
                       "ctas_per_sm": occ.ctas_per_sm, "registers_per_thread": regs.per_thread,
-                      "registers_source": regs.source, "waves": ncta / (k * sms)},
+                      "registers_source": regs.source, "waves": ncta / (k * sms),
+                      # whole waves of k x sms CTAs, and how full the last (tail) wave is
+                      "wave_count": math.ceil(ncta / (k * sms)),
+                      "tail_wave": (ncta - (math.ceil(ncta / (k * sms)) - 1) * k * sms) / (k * sms)},
         "pipes": sm_busy,
         "stalls": per_issue,
         "top_stall": next(iter(per_issue), None),
