@@ -52,11 +52,15 @@ class LoopInfo:
     exit_at_latch: bool = True        # the exit test is at the bottom (do-while): one more iteration than trips
     needs: tuple[str, ...] = ()       # parameters without a value that the exit test depends on
     measured: float | None = None     # iterations per entry measured by a run (the launch's average)
+    entered: bool = True              # False: no thread reaches the loop for these values (exactly)
 
     @property
     def iterations(self) -> int | None:
         """Iterations per entry: how often the loop body runs (``for (k = 0; k < 4; ++k)`` runs 4
-        times, whether nvcc tests at the bottom, 3 back edges taken, or at the top); None when unknown."""
+        times, whether nvcc tests at the bottom, 3 back edges taken, or at the top); None when unknown,
+        0 for a loop that is not entered."""
+        if not self.entered:
+            return 0
         if self.measured is not None:
             return int(self.measured) if float(self.measured).is_integer() else round(self.measured, 3)
         if self.trips is None:
@@ -68,7 +72,8 @@ class LoopInfo:
                 "lines": [self.first_line, self.last_line], "iterations": self.iterations,
                 "back_edges_taken": self.trips, "exact": self.exact,
                 "reason": self.reason, "induction": self.induction, "bound": self.bound,
-                **({"measured": True} if self.measured is not None else {})}
+                **({"measured": True} if self.measured is not None else {}),
+                **({"entered": False} if not self.entered else {})}
 
 
 @dataclass
