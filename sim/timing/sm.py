@@ -208,6 +208,7 @@ class SMRun:
     warps: int
     cta_end: list
     slices: list
+    l2_seq: list = None         # this SM's L2 accesses in order: (key, bytes, load sectors missing L1)
 
 
 #: most slices one traced SM records (issues, pipe and unit work together)
@@ -269,6 +270,7 @@ class SM:
         self.cache: OrderedDict = OrderedDict()
         self.l2_hit = l2_hit
         self.trace = trace
+        self.l2_seq: list = []      # L2 accesses in order, for the reuse distances (sim.timing.h200)
         self.stalls = Stalls()
         self.leaders = leaders      # pcs of loads ptxas merges into vector loads (sim.timing.vectorize)
         self.dram_latency = P.lat["global_dram"] if dram_latency is None else dram_latency   # loaded latency
@@ -484,6 +486,9 @@ class SM:
                             if miss > 0:
                                 l2_sec += miss
                                 l2_ld += miss
+                                # for the L2 reuse distances (sim.timing.h200.capacity_misses): an
+                                # access is known by its first line
+                                self.l2_seq.append((extra[0] if extra else pc, cost * 32, miss))
                                 s2 = l2.reserve(s0, miss * 32)
                                 sd = dram.reserve(s2, miss * 32 * (1.0 - self.l2_hit)) if self.l2_hit < 1 else s2
                                 d = s2 + l2_lat + miss_extra + (sd - s2)
@@ -498,6 +503,7 @@ class SM:
                                 done, cause = max(done, d), "long_scoreboard"
                         elif kind == "store":
                             l2_sec += cost
+                            self.l2_seq.append((None, cost * 32, 0))     # stores: new lines taking space
                             s2 = l2.reserve(s0, cost * 32)
                             sq.admit(t, s2 + cost * 32 * l2.interval)
                         else:                                   # atomic at L2, same address serialised
@@ -604,7 +610,7 @@ class SM:
         busy["l2_share"] = l2.busy
         busy["dram_share"] = dram.busy
         return SMRun(cycles, issued, st, busy, l1_hit, l1_tot, l2_sec, l2_ld, len(ctas), len(streams), cta_end,
-                     (slices + self.unit_slices) if trace else [])
+                     (slices + self.unit_slices) if trace else [], self.l2_seq)
 
     @staticmethod
     def _release(lst, heap, lat, streams, ip, f, reg_t, reg_c, add) -> None:
