@@ -249,7 +249,8 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     l2_ld = sum(r.l2_load_sectors for r in runs) * (f if sampled else 1.0)
     dram_read, dram_write = (rd + cap) * 32 * gran, wr * 32   # first touches + capacity misses
     dram_cycles = (dram_read + dram_write) / (H["dram_bw"] / P.hz)
-    l2_cycles = l2_sec * 32 / (H["l2_bw"] / P.hz)
+    # L2 work: load sectors that missed L1 and atomics at 32 bytes each, stores at their cost (sim.timing.sm)
+    l2_cycles = sum(r.l2_work for r in runs) * (f if sampled else 1.0) / (H["l2_bw"] / P.hz)
     over = H["launch_overhead"]
     # same-address atomics serialise at the address's L2 slice, whichever SM sends them: the
     # hottest address's operations one after the other (scaled from the sample when several
