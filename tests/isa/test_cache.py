@@ -193,3 +193,26 @@ def test_the_folder_is_kept_under_its_size_limit(kc, monkeypatch):
     left = sorted(p.stem for p in (kc / "module").glob("*.pickle"))
     assert "last" in left and len(left) == 2          # the least recently used went first
     assert cache.load("module", "last") == b"y" * 100_000
+
+
+def test_machine_tables_come_from_the_cache_by_the_files_text(kc, tmp_path):
+    import tomllib
+
+    from sim import machines
+
+    src = (ROOT / "sim" / "machines" / "h200.toml").read_text()
+    f = tmp_path / "m.toml"
+    f.write_text(src)
+    machines._read.cache_clear()
+    first = machines._read(f)
+    assert first == tomllib.loads(src) and len(list((kc / "machine").glob("*.pickle"))) == 1
+    machines._read.cache_clear()
+    assert machines._read(f) == first                         # from the cache, the same tables
+    f.write_text(src + "\n[extra]\nx = 1\n")
+    machines._read.cache_clear()
+    assert machines._read(f)["extra"] == {"x": 1}             # an edited file is read again
+    f.write_text("not = [valid")
+    machines._read.cache_clear()
+    with pytest.raises(isa.InputError, match="not valid TOML"):
+        machines._read(f)
+    machines._read.cache_clear()
