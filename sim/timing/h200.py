@@ -64,6 +64,9 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
         bases = [b.base for b in gmem.buffers]
         ends = [b.base + b.size for b in gmem.buffers]
     rd, wr = streams.footprint(bases, ends, f)
+    # the DRAM moves 64-byte granules: a sector read alone in its granule costs two
+    gran = streams.granule_factor(max(1, int(H.get("dram_granule", 32) // 32)))
+    dram_bpc /= gran
     accesses = streams.global_sectors * f
     foot = (rd + wr) * 32
     h2 = max(0.0, 1.0 - (rd + wr) / accesses) if accesses else 1.0
@@ -152,9 +155,9 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     l1_hit = sum(r.l1_hit_sectors for r in runs)
     l2_sec = sum(r.l2_sectors for r in runs) * (f if sampled else 1.0)
     l2_ld = sum(r.l2_load_sectors for r in runs) * (f if sampled else 1.0)
-    dram_read, dram_write = rd * 32, wr * 32
+    dram_read, dram_write = rd * 32 * gran, wr * 32
     if foot > l2_bytes:       # footprint over L2: the loads that miss it (stores read no DRAM)
-        dram_read = max(dram_read, l2_ld * 32 * (1 - h2s[0]))
+        dram_read = max(dram_read, l2_ld * 32 * gran * (1 - h2s[0]))
     dram_cycles = (dram_read + dram_write) / (H["dram_bw"] / P.hz)
     l2_cycles = l2_sec * 32 / (H["l2_bw"] / P.hz)
     over = H["launch_overhead"]
@@ -205,7 +208,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
         "memory": {"l1_hit_rate": l1_hit / l1_tot if l1_tot else None,
                    # stores hit: the L2 is write-back and allocates on write (ncu_deep dequantize_s8
                    # perf: 2.10 M store sectors, 0.52 M read from DRAM -> 80.7 %, ncu 81.6 %)
-                   "l2_hit_rate": max(0.0, 1.0 - dram_read / 32 / l2_req) if l2_req else None,
+                   "l2_hit_rate": max(0.0, 1.0 - dram_read / gran / 32 / l2_req) if l2_req else None,
                    "dram_bytes_read": dram_read, "dram_bytes_write": dram_write,
                    "l2_sectors": l2_req,
                    "shared_wavefronts": streams.shared_wavefronts * f},
