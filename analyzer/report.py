@@ -262,10 +262,17 @@ class KernelReport:
     def loops(self) -> list[LoopInfo]:
         """The loops with their iteration counts: estimated, or measured after :meth:`use_measured`
         with the branch counts (header executions over entries, the launch's average)."""
-        loops = [self.estimate.loops[h] for h in sorted(self.estimate.loops)]
+        from dataclasses import replace
+
+        est = self.estimate
+        # a loop no thread reaches, decided exactly (a remainder loop skipped for these --param
+        # values): 0 iterations, exact -- not "unknown (assumed 16)"
+        loops = [replace(li, entered=False, exact=True, reason="not entered for these values: the branches before it "
+                         "skip it (exactly)")
+                 if est.counts.get(h, 1.0) == 0 and est.exact.get(h, False) else li
+                 for h in sorted(est.loops) for li in (est.loops[h],)]
         if self.measured is None or self.measured_taken is None:
             return loops
-        from dataclasses import replace
 
         return [replace(li, measured=m, exact=True, reason="measured by a run") if (m := self._measured_iterations(li))
                 is not None else li for li in loops]

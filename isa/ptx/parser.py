@@ -610,25 +610,21 @@ _LARKS: dict[bool, Lark] = {}
 
 
 def _table_cache(grammar: str, accelerated: bool) -> str | None:
-    """Where Lark keeps the grammar's LALR tables between processes (``$KERNLENS_CACHE`` or
-    ``$XDG_CACHE_HOME/kernlens`` or ``~/.cache/kernlens``, ``lark/``), keyed by the grammar text,
-    the Lark version and the accelerator: building them costs each start-up ~0.1 s, loading them
-    ~0.01 s (Lark checks the key stored in the file). None where that folder cannot be made, or
-    with ``KERNLENS_NO_CACHE=1``."""
+    """Where Lark keeps the grammar's LALR tables between processes (``lark/`` of the kernlens
+    cache, :mod:`isa.cache`), keyed by the grammar text, the Lark version and the accelerator:
+    building them costs each start-up ~0.1 s, loading them ~0.01 s (Lark checks the key stored in
+    the file). None where the cache is off (``KERNLENS_NO_CACHE=1``) or cannot be made."""
     import hashlib
 
     import lark as lark_pkg
 
-    if os.environ.get("KERNLENS_NO_CACHE"):
+    from .. import cache
+
+    base = cache.folder("lark")
+    if base is None:
         return None
-    root = os.environ.get("KERNLENS_CACHE")
-    base = Path(root) if root else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kernlens"
     key = hashlib.sha256(f"{lark_pkg.__version__}\0{accelerated}\0{grammar}".encode()).hexdigest()[:24]
-    try:
-        (base / "lark").mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None
-    return str(base / "lark" / f"ptx-{key}.lark-cache")
+    return str(base / f"ptx-{key}.lark-cache")
 
 
 def _lark(accelerated: bool | None = None) -> Lark:

@@ -212,6 +212,17 @@ class WarpStreams:
             out.append(tot)
         return out[0], out[1]
 
+    def granule_factor(self, granule_sectors: int = 2) -> float:
+        """DRAM bytes fetched per distinct sector read, when the DRAM moves ``granule_sectors``
+        aligned sectors at a time: 1.0 for dense reads, up to ``granule_sectors`` when every
+        sector read is alone in its granule (a sampled launch gives the same ratio as the whole)."""
+        if not self.read_sectors or granule_sectors <= 1:
+            return 1.0
+        ids = np.unique(np.concatenate(self.read_sectors))
+        if not len(ids):
+            return 1.0
+        return granule_sectors * len(np.unique(ids // granule_sectors)) / len(ids)
+
 
 def _distinct_lines(keys: np.ndarray) -> list[tuple]:
     """Per row of ``keys``: its distinct non-negative values, ascending, as a tuple (one sort)."""
