@@ -19,7 +19,7 @@ from .occupancy import occupancy
 from .regs import registers_per_thread
 from .sm import SM, load_params, op_facts, sm_ctas
 from .stalls import Stalls
-from .schedule import block_orders, reorder, reorder_index
+from .schedule import block_orders, reorder_index
 from .streams import WarpStreams
 
 PER_SP = ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma")
@@ -64,6 +64,9 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
         bases = [b.base for b in gmem.buffers]
         ends = [b.base + b.size for b in gmem.buffers]
     rd, wr = streams.footprint(bases, ends, f)
+    # the DRAM moves 64-byte granules: a sector read alone in its granule costs two
+    gran = streams.granule_factor(max(1, int(H.get("dram_granule", 32) // 32)))
+    dram_bpc /= gran
     accesses = streams.global_sectors * f
     foot = (rd + wr) * 32
     h2 = max(0.0, 1.0 - (rd + wr) / accesses) if accesses else 1.0
@@ -75,8 +78,19 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     # each warp's stream in ptxas's order of every basic block (sim/timing/schedule.py)
     orders = block_orders(state, facts, P.lat["global_l2"], streams.merged)
 
+    index: dict[int, object] = {}         # warp -> its replay order (reorder_index), for streams and waits
+
+    def replay_index(w):
+        if w not in index:
+            index[w] = reorder_index(streams.pcs(w), orders)
+        return index[w]
+
     def cta_streams(c):
-        return [reorder(streams.streams.get(c * wpc + w, []), orders) for w in range(wpc)]
+        out = []
+        for w in range(c * wpc, (c + 1) * wpc):
+            s, ix = streams.streams.get(w, []), replay_index(w)
+            out.append(s if ix is None else [s[i] for i in ix.tolist()])
+        return out
 
     if simulated is None and ncta > sms:
         lists = [sm_ctas(ncta, sms, s) for s in range(sms)]
@@ -89,7 +103,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     scale = waves_sm0 / math.ceil(len(sim_ctas) / k) if sampled else 1.0
     per_sm = [[cta_streams(c) for c in lst] for lst in lists]
     log = getattr(streams, "async_log", None)          # where the functional semantics completed async work
-    waits = log.by_warp(lambda w: reorder_index(streams.streams.get(w, []), orders)) if log is not None else None
+    waits = log.by_warp(replay_index) if log is not None else None
 
     def one(i, dram_latency, traced=False):
         # lists[i] is what SM i runs (every SM's list, one CTA per SM, or SM 0's sample)
@@ -152,9 +166,9 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     l1_hit = sum(r.l1_hit_sectors for r in runs)
     l2_sec = sum(r.l2_sectors for r in runs) * (f if sampled else 1.0)
     l2_ld = sum(r.l2_load_sectors for r in runs) * (f if sampled else 1.0)
-    dram_read, dram_write = rd * 32, wr * 32
+    dram_read, dram_write = rd * 32 * gran, wr * 32
     if foot > l2_bytes:       # footprint over L2: the loads that miss it (stores read no DRAM)
-        dram_read = max(dram_read, l2_ld * 32 * (1 - h2s[0]))
+        dram_read = max(dram_read, l2_ld * 32 * gran * (1 - h2s[0]))
     dram_cycles = (dram_read + dram_write) / (H["dram_bw"] / P.hz)
     l2_cycles = l2_sec * 32 / (H["l2_bw"] / P.hz)
     over = H["launch_overhead"]
@@ -205,7 +219,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
         "memory": {"l1_hit_rate": l1_hit / l1_tot if l1_tot else None,
                    # stores hit: the L2 is write-back and allocates on write (ncu_deep dequantize_s8
                    # perf: 2.10 M store sectors, 0.52 M read from DRAM -> 80.7 %, ncu 81.6 %)
-                   "l2_hit_rate": max(0.0, 1.0 - dram_read / 32 / l2_req) if l2_req else None,
+                   "l2_hit_rate": max(0.0, 1.0 - dram_read / gran / 32 / l2_req) if l2_req else None,
                    "dram_bytes_read": dram_read, "dram_bytes_write": dram_write,
                    "l2_sectors": l2_req,
                    "shared_wavefronts": streams.shared_wavefronts * f},
