@@ -12,9 +12,12 @@ from .errors import InputError, KernlensError, ParseError, SemanticError, Span
 from .ir import Function, Instruction, Module
 
 __all__ = ["load", "loads", "Module", "Function", "Instruction", "KernlensError", "ParseError",
-           "SemanticError", "InputError", "Span", "detect_isa"]
+           "SemanticError", "InputError", "Span", "detect_isa", "KERNEL_DIRECTIVE"]
 
 _ASCEND_SUFFIXES = (".asm", ".s", ".cce", ".dav")
+
+#: the directive that opens a kernel, per ISA (for messages such as "no kernel (.kernel) in F")
+KERNEL_DIRECTIVE = {"ptx": ".entry", "ascend": ".kernel"}
 
 
 def detect_isa(text: str, path: str | None = None) -> str:

@@ -202,7 +202,7 @@ class Split:
         kernels = list(got.items)
         if [getattr(k, "name", None) for k in kernels] != [e.name for e in self.found[i:j]]:
             # not expected (entries() found these definitions): the file with the others blanked
-            return parser.parse(self.piece(i, j), self.file, lenient=self.lenient)
+            return parser.parse(self.piece(i, j), self.file, lenient=self.lenient, diagnostics=diagnostics)
         items, a, outside, keys = [], 0, self.outside.items, self.keys
         for k, fn in zip(range(i, j), kernels):
             while a < len(outside) and keys[a] < self.starts[k]:
@@ -228,3 +228,19 @@ class Split:
             out.append((i, j))
             i = j
         return out
+
+
+def jobs_wanted(jobs: int | None) -> int:
+    """Worker processes for a big file's batches: ``jobs`` when given (1: in this process), else
+    the CPUs this process may run on. Only where ``fork`` exists (Linux, macOS): elsewhere 1."""
+    import multiprocessing
+    import os
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    if jobs:
+        return max(1, jobs)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:            # macOS
+        return max(1, os.cpu_count() or 1)

@@ -47,6 +47,7 @@ class WarpStreams:
         self._gw: list[np.ndarray] = []   # per event: global warp ids
         self._rid: list = []              # per event: a record (non-memory) or the first of len(gw)
         self._streams: dict | None = None
+        self._pcs: dict | None = None     # global warp id -> its stream's pcs (an array), with _streams
 
     def __call__(self, ev) -> None:
         self.events += 1
@@ -133,7 +134,15 @@ class WarpStreams:
             self._streams = self._assemble()
         return self._streams
 
+    def pcs(self, warp: int) -> np.ndarray:
+        """The pcs of ``warp``'s stream, in order (an int64 array; empty for a warp never seen)."""
+        if self._streams is None:
+            self._streams = self._assemble()
+        got = self._pcs.get(warp)
+        return got if got is not None else np.zeros(0, np.int64)
+
     def _assemble(self) -> dict[int, list]:
+        self._pcs = {}
         if not self._gw:
             return {}
         gw = np.concatenate(self._gw)
@@ -145,7 +154,13 @@ class WarpStreams:
         cut = np.flatnonzero(gs[1:] != gs[:-1]) + 1
         lo = np.concatenate([[0], cut])
         hi = np.concatenate([cut, [len(gs)]])
-        return {int(gs[a]): recs[rs[a:b]].tolist() for a, b in zip(lo.tolist(), hi.tolist())}
+        rec_pc = np.fromiter((r[0] for r in self._recs), np.int64, len(self._recs))
+        out = {}
+        for a, b in zip(lo.tolist(), hi.tolist()):
+            w = int(gs[a])
+            out[w] = recs[rs[a:b]].tolist()
+            self._pcs[w] = rec_pc[rs[a:b]]
+        return out
 
     def _merged_costs(self, p, mg, pc: int, act) -> list:
         """Costs of a load ptxas merges (:mod:`sim.timing.vectorize`): the leader carries the vector

@@ -114,3 +114,12 @@ def test_no_split_without_a_header_it_knows():
     assert chunks.Split.make(bad, "t.ptx") is None
     broken = TEXT.replace(".global .u32 tail;", ".global .u32 tail")   # the module-level part does not parse
     assert chunks.Split.make(broken, "t.ptx") is None
+
+
+def test_jobs_degrade_to_this_process_without_fork(monkeypatch):
+    import multiprocessing
+
+    assert chunks.jobs_wanted(3) == 3 and chunks.jobs_wanted(-2) == 1
+    assert chunks.jobs_wanted(0) >= 1 and chunks.jobs_wanted(None) == chunks.jobs_wanted(0)
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    assert chunks.jobs_wanted(4) == 1 and chunks.jobs_wanted(0) == 1

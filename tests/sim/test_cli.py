@@ -288,3 +288,17 @@ def test_ascend_gemm_rate_has_units(capsys):
     assert main(["run", str(ROOT / "examples" / "ascend" / "gemm_f16_256x192x320.asm")]) == 0
     line = next(l for l in capsys.readouterr().out.splitlines() if "peak" in l)
     assert "TFLOP/s of 353.9 TFLOP/s peak" in line and "the 24 cube core(s) used peak at 353.9 TFLOP/s" in line
+
+
+def test_ascend_run_says_its_timing_is_modelled_and_counts_instructions(capsys):
+    """Every number says what it is (issue 15): the Ascend-like run printed cycles, time and pipe
+    busy figures without saying they are modelled, and no instruction count beside them."""
+    path = str(ROOT / "examples" / "ascend" / "gemm_f16_256x192x320.asm")
+    assert main(["run", path, "--cores", "1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].startswith("  cycles ") and out[1].endswith("us  (modelled)")
+    assert out[2] == "  instructions 1,348 executed (counted in this run, all cores)"
+    assert any(l.startswith("  pipe ") and l.endswith("(modelled)") for l in out)
+    assert main(["run", path, "--cores", "1", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["label"] == "modelled" and d["instructions"] == 1348
