@@ -8,6 +8,10 @@ import asyncio
 import functools
 
 import pytest
+from textual.pilot import Pilot
+
+# Textual's own methods, kept before tests/tui/conftest.py makes Pilot.press/click/pause settle
+PRESS, CLICK, PAUSE = Pilot.press, Pilot.click, Pilot.pause
 
 
 def sync(fn):
@@ -32,7 +36,7 @@ async def settle(app, pilot, rounds: int = 2, limit: int = 300):
     quiet = 0
     for _ in range(limit):
         await app.workers.wait_for_complete()
-        await pilot.pause()
+        await PAUSE(pilot)
         nodes = [app, *app.screen.walk_children(with_self=True)]
         busy = any(n.message_queue_size for n in nodes) or \
             any(w.state.name in ("PENDING", "RUNNING") for w in app.workers)
