@@ -4,6 +4,7 @@
     PYTHONPATH=. python bench/timing_unseen.py --small        # the small launches too
     PYTHONPATH=. python bench/timing_unseen.py --no-ladder    # skip the corpus ladder (6 corpus 2048^3 runs)
     PYTHONPATH=. python bench/timing_unseen.py gemv_f32 --json out.json
+    PYTHONPATH=. python bench/timing_unseen.py --compare rows.json  # rows of bench/timing_h200.py --json beside
 
 The rule: these 11 kernels were written for issue #10's check "kernels the project has never seen" and
 are NEVER used for fitting. No number in ``sim/machines/h200.toml`` may be set or changed from them or
@@ -87,7 +88,7 @@ def summary(rows: list[dict], label: str) -> None:
     l2 = [r for r in sel if r["l2_hit_model"] is not None and r["l2_hit_ncu"] is not None]
     l2ok = sum(abs(r["l2_hit_model"] - min(100.0, r["l2_hit_ncu"])) <= 10 for r in l2)
     worst = max(sel, key=lambda r: abs(r["error"]))
-    print(f"{label:22s} n={len(sel):2d}  MAPE {mape:6.1f} %  within +-35 %: {within}/{len(sel)}  "
+    print(f"{label:24s} n={len(sel):2d}  MAPE {mape:6.1f} %  within +-35 %: {within}/{len(sel)}  "
           f"top stall = ncu: {top}/{len(sel)}  L2 hit within 10 pts: {l2ok}/{len(l2)}  "
           f"worst {worst['kernel']} {100 * worst['error']:+.1f} %")
 
@@ -124,6 +125,8 @@ def main(argv=None) -> int:
     ap.add_argument("--small", action="store_true", help="also the small launches")
     ap.add_argument("--no-ladder", action="store_true", help="skip the corpus SGEMM ladder")
     ap.add_argument("--json", help="write the rows as JSON")
+    ap.add_argument("--compare", metavar="ROWS.json",
+                    help="rows of `bench/timing_h200.py --json`: print its calibration and held-out thirds beside the unseen set")
     a = ap.parse_args(argv)
     print(RULE)
     man = json.loads((UNSEEN / "manifest.json").read_text())
@@ -139,6 +142,12 @@ def main(argv=None) -> int:
         rows.append(r)
     for which in whiches:
         summary([r for r in rows if r["which"] == which], f"unseen {which}")
+    if a.compare:
+        seen = [r for r in json.loads(Path(a.compare).read_text()) if r["which"] in whiches]
+        print(f"beside the corpus ({a.compare}, bench/timing_h200.py on the same model):")
+        for which in whiches:
+            summary([r for r in seen if r["which"] == which and not r["held_out"]], f"corpus fit 2/3 {which[:6]}")
+            summary([r for r in seen if r["which"] == which and r["held_out"]], f"corpus held 1/3 {which[:6]}")
     ts = [r["seconds"] for r in rows]
     if ts:
         print(f"prediction time (wall, this machine, loaded): max {max(ts):.1f} s, total {sum(ts):.1f} s")
