@@ -54,7 +54,9 @@ def row_of(e: dict, which: str, tm: dict, secs: float, spec, m: dict, d: dict, u
     return {"kernel": e["name"], "which": which, "unseen": unseen, "predicted": tm["cycles"], "measured": meas,
             "error": (tm["cycles"] - meas) / meas if meas else None, "top_stall": tm.get("top_stall"),
             "ncu_top_stall": ncu_top_stall(d) if d else None, "l2_hit_model": None if l2m is None else 100 * l2m,
-            "l2_hit_ncu": d.get("lts__t_sector_hit_rate.pct"), "dram_read_model": mem.get("dram_bytes_read"),
+            "l2_hit_ncu": d.get("lts__t_sector_hit_rate.pct"),
+            "l1_hit_model": None if mem.get("l1_hit_rate") is None else 100 * mem["l1_hit_rate"],
+            "l1_hit_ncu": d.get("l1tex__t_sector_hit_rate.pct"), "dram_read_model": mem.get("dram_bytes_read"),
             "dram_read_ncu": m.get("dram__bytes_read.sum"), "shared_wavefronts_model": mem.get("shared_wavefronts"),
             "shared_wavefronts_ncu": wf, "bound": tm.get("bound"), "sampled": tm.get("sampled"), "seconds": secs}
 
