@@ -194,6 +194,27 @@ def _wgmma_latency(L: dict, n: int) -> float:
 
 
 # ------------------------------------------------------------------------------------------ SM
+_POP = tuple(bin(m).count("1") for m in range(16))
+
+
+class DataPathShare:
+    """One kind of work on a unit shared with others: ``interval`` cycles of the shared unit per
+    piece, busy time of this kind kept apart (``busy``); ``free_at`` is the shared unit's."""
+
+    __slots__ = ("name", "unit", "interval", "busy")
+
+    def __init__(self, name: str, unit: Unit, interval: float):
+        self.name, self.unit, self.interval, self.busy = name, unit, interval, 0.0
+
+    @property
+    def free_at(self) -> float:
+        return self.unit.free_at
+
+    def reserve(self, t: float, amount: float = 1.0) -> float:
+        self.busy += self.interval * amount
+        return self.unit.reserve(t, self.interval * amount)
+
+
 @dataclass
 class SMRun:
     cycles: float
@@ -222,8 +243,14 @@ class SM:
                     for _ in range(4)]
         for d in self.sub:
             d["mma"] = d.pop("mma_sync")
-        self.shared = Unit("shared", 1.0 / pp["shared_wavefronts_per_clk"])
-        self.l1 = Unit("l1", 1.0 / pp["l1_lines_per_clk"])
+        # one L1TEX data path per SM: shared-memory wavefronts (and wgmma operand fetches) and the
+        # 128-byte lines of global accesses pass the same pipe one after the other (Hopper's unified
+        # L1/shared memory; ncu_deep wgmma_f16 perf: 131 k global lines + 107 k shared wavefronts per
+        # SM in 285 k cycles at l1tex__throughput 87 %). ``shared`` and ``l1`` are views of it that
+        # keep their own busy time (``pipes['shared']``, ``pipes['l1']``); ``l1tex_data`` is the sum
+        self.data = Unit("l1tex_data", 1.0)
+        self.shared = DataPathShare("shared", self.data, 1.0 / pp["shared_wavefronts_per_clk"])
+        self.l1 = DataPathShare("l1", self.data, 1.0 / pp["l1_lines_per_clk"])
         self.l2 = Unit("l2", 1.0 / l2_bpc)
         self.dram = Unit("dram", 1.0 / dram_bpc)
         self.gmma = Unit("tensor_gmma", 1.0 / pp["wgmma_flop_per_clk"])
@@ -237,19 +264,27 @@ class SM:
         self.leaders = leaders      # pcs of loads ptxas merges into vector loads (sim.timing.vectorize)
         self.dram_latency = P.lat["global_dram"] if dram_latency is None else dram_latency   # loaded latency
 
-    def _l1(self, lines) -> int:
-        """Lines of a load that hit (LRU; a miss allocates the line)."""
+    def _l1(self, lines) -> tuple[int, int]:
+        """(sectors of a load that hit, sectors it touches). ``lines``: ``line * 16 + sector mask``
+        (:mod:`sim.timing.streams`). The L1 is sectored (128-byte lines of four 32-byte sectors, LRU
+        by line): a miss allocates the line and fills only the sectors asked for, so a warp reading
+        the next 32 bytes of a line another warp read misses (ncu_deep dequantize_s8 perf: 4 warps
+        read one line's 4 sectors, l1tex__t_sector_hit_rate 0 %)."""
         c = self.cache
-        hits = 0
-        for ln in lines:
-            if ln in c:
+        hits = n = 0
+        for enc in lines:
+            ln, m = enc >> 4, enc & 15
+            n += _POP[m]
+            old = c.get(ln)
+            if old is not None:
                 c.move_to_end(ln)
-                hits += 1
+                hits += _POP[m & old]
+                c[ln] = old | m
             else:
-                c[ln] = True
+                c[ln] = m
                 if len(c) > self.l1_lines:
                     c.popitem(last=False)
-        return hits
+        return hits, n
 
     def run(self, ctas: list[list[list]], ids: list[int] | None = None, waits: dict | None = None) -> SMRun:
         """Replay ``ctas`` (per CTA, per warp, the stream records). ``ids``: their launch CTA ids and
@@ -436,8 +471,11 @@ class SM:
                             ((extra or 1) if kind == "store" else cost * 0.25)
                         s0 = l1.reserve(t, nl)
                         if kind in ("load", "async_load"):
-                            n = len(extra) or 1
-                            h = 0 if op.l1_bypass else self._l1(extra)
+                            if op.l1_bypass:
+                                h, n = 0, 1
+                            else:
+                                h, n = self._l1(extra)
+                                n = n or 1
                             l1_tot += cost
                             l1_hit += cost * h / n
                             miss = cost * (n - h) / n
@@ -558,6 +596,7 @@ class SM:
             busy[name] = sum(d[name].busy for d in sub)
         busy["shared"] = shared.busy
         busy["l1"] = l1.busy
+        busy["l1tex_data"] = self.data.busy
         busy["tensor_gmma"] = gmma.busy
         busy["l2_share"] = l2.busy
         busy["dram_share"] = dram.busy
