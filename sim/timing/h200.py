@@ -86,12 +86,14 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     log = getattr(streams, "async_log", None)          # where the functional semantics completed async work
     waits = log.by_warp(lambda w: reorder_index(streams.streams.get(w, []), orders)) if log is not None else None
 
+    def one(i, dram_latency, traced=False):
+        # lists[i] is what SM i runs (every SM's list, one CTA per SM, or SM 0's sample)
+        sm = SM(facts, P, ctas_per_sm=k, warps_per_cta=wpc, l1_lines=l1_lines, l2_hit=h2s[0], dram_bpc=dram_bpc,
+                l2_bpc=l2_bpc, trace=traced, leaders=leaders, dram_latency=dram_latency, sm_index=i)
+        return sm.run(per_sm[i], ids=list(lists[i]) if waits is not None else None, waits=waits)
+
     def replay(dram_latency):
-        runs = []
-        for lst, cl in zip(lists, per_sm):
-            sm = SM(facts, P, ctas_per_sm=k, warps_per_cta=wpc, l1_lines=l1_lines, l2_hit=h2s[0], dram_bpc=dram_bpc,
-                    l2_bpc=l2_bpc, trace=trace and not runs, leaders=leaders, dram_latency=dram_latency)
-            runs.append(sm.run(cl, ids=list(lst) if waits is not None else None, waits=waits))
+        runs = [one(i, dram_latency) for i in range(len(lists))]
         slow = max(runs, key=lambda r: r.cycles)
         return runs, slow, slow.cycles * scale
 
@@ -133,6 +135,9 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
                 hi = mid
         dram_latency = 0.5 * (lo + hi)
         runs, slow, sm_cycles = replay(dram_latency)
+    # the trace: the slowest SM (the one that sets the time) replayed once more, recording slices
+    # (the replay is deterministic: its figures are those of ``slow``)
+    slices = one(runs.index(slow), dram_latency, traced=True).slices if trace else None
     # chip-wide totals (sampled figures scaled to the launch)
     issued = sum(r.issued for r in runs) * (f if sampled else 1.0)
     stalls = Stalls()
@@ -199,7 +204,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
         "bound": bound,
         "sampled": sampled, "simulated_ctas": len(sim_ctas), "ctas": ncta,
         "model_seconds": time.perf_counter() - t0,
-        "_slices": slow.slices,
+        **({"_slices": slices} if trace else {}),
     }
 
 

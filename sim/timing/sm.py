@@ -40,7 +40,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from sim import machines
@@ -198,21 +198,30 @@ _POP = tuple(bin(m).count("1") for m in range(16))
 
 
 class DataPathShare:
-    """One kind of work on a unit shared with others: ``interval`` cycles of the shared unit per
-    piece, busy time of this kind kept apart (``busy``); ``free_at`` is the shared unit's."""
+    """One kind of work on a unit shared with other kinds (the L1TEX data path): ``own`` (a
+    :class:`Unit`, traced or not) says its interval and keeps its busy time and trace slices, ``path``
+    is the shared unit every kind waits for; ``free_at`` is the path's."""
 
-    __slots__ = ("name", "unit", "interval", "busy")
+    __slots__ = ("own", "path")
 
-    def __init__(self, name: str, unit: Unit, interval: float):
-        self.name, self.unit, self.interval, self.busy = name, unit, interval, 0.0
+    def __init__(self, own: Unit, path: Unit):
+        self.own, self.path = own, path
 
     @property
     def free_at(self) -> float:
-        return self.unit.free_at
+        return self.path.free_at
+
+    @property
+    def busy(self) -> float:
+        return self.own.busy
+
+    @property
+    def interval(self) -> float:
+        return self.own.interval
 
     def reserve(self, t: float, amount: float = 1.0) -> float:
-        self.busy += self.interval * amount
-        return self.unit.reserve(t, self.interval * amount)
+        start = self.path.reserve(t, self.own.interval * amount)
+        return self.own.reserve(start, amount)      # own.free_at <= path.free_at: starts at ``start``
 
 
 @dataclass
@@ -231,30 +240,67 @@ class SMRun:
     slices: list
 
 
+#: most slices one traced SM records (issues, pipe and unit work together)
+TRACE_LIMIT = 200000
+
+
+@dataclass
+class TracedUnit(Unit):
+    """A :class:`Unit` that also records every reservation as a trace slice on its own track (the
+    instruction being issued, ``current[0]``, names it); used only when the SM is traced."""
+
+    process: str = ""
+    slices: list = field(default_factory=list)
+    current: list = field(default_factory=lambda: [None])
+
+    def reserve(self, t: float, amount: float = 1.0) -> float:
+        start = Unit.reserve(self, t, amount)
+        if len(self.slices) < TRACE_LIMIT:
+            op = self.current[0]
+            self.slices.append(Slice(self.process, self.name, op.opcode if op is not None else self.name, start,
+                                     start + self.interval * amount, "unit",
+                                     {"line": op.line} if op is not None else {}))
+        return start
+
+
 class SM:
-    """One SM replaying CTAs (each a list of per-warp streams) ``k`` at a time."""
+    """One SM replaying CTAs (each a list of per-warp streams) ``k`` at a time. With ``trace`` the
+    replay also records slices (:class:`sim.timing.trace.Slice`): per sub-partition process
+    ``SM i sub-partition j``, one track per warp (its issues, ``cat`` ``issue``) and one per pipe
+    (``fma pipe``, ...: ``cat`` ``pipe``); per SM process ``SM i memory``, one track per unit
+    (shared, l1, l2, dram, tensor_gmma, atomic: ``cat`` ``unit``)."""
 
     def __init__(self, facts: list[OpFacts], P: H200Params, *, ctas_per_sm: int, warps_per_cta: int,
                  l1_lines: int, l2_hit: float, dram_bpc: float, l2_bpc: float, trace: bool = False,
-                 leaders=frozenset(), dram_latency: float | None = None):
+                 leaders=frozenset(), dram_latency: float | None = None, sm_index: int = 0):
         self.f, self.P, self.k, self.wpc = facts, P, max(1, ctas_per_sm), warps_per_cta
         pp = P.pipes
         self.sub = [{n: Unit(n, pp[n]) for n in ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma_sync")}
                     for _ in range(4)]
         for d in self.sub:
             d["mma"] = d.pop("mma_sync")
+        self.index = sm_index
+        self.unit_slices: list = []
+        self.current: list = [None]
+        if trace:
+            def mk(name, interval):
+                return TracedUnit(name, interval, process=f"SM {sm_index} memory", slices=self.unit_slices,
+                                  current=self.current)
+        else:
+            mk = Unit
         # one L1TEX data path per SM: shared-memory wavefronts (and wgmma operand fetches) and the
         # 128-byte lines of global accesses pass the same pipe one after the other (Hopper's unified
         # L1/shared memory; ncu_deep wgmma_f16 perf: 131 k global lines + 107 k shared wavefronts per
-        # SM in 285 k cycles at l1tex__throughput 87 %). ``shared`` and ``l1`` are views of it that
-        # keep their own busy time (``pipes['shared']``, ``pipes['l1']``); ``l1tex_data`` is the sum
+        # SM in 285 k cycles at l1tex__throughput 87 %). ``shared`` and ``l1`` are its shares, each
+        # with its own busy time and trace track (``pipes['shared']``, ``pipes['l1']``);
+        # ``pipes['l1tex_data']`` is the path's
         self.data = Unit("l1tex_data", 1.0)
-        self.shared = DataPathShare("shared", self.data, 1.0 / pp["shared_wavefronts_per_clk"])
-        self.l1 = DataPathShare("l1", self.data, 1.0 / pp["l1_lines_per_clk"])
-        self.l2 = Unit("l2", 1.0 / l2_bpc)
-        self.dram = Unit("dram", 1.0 / dram_bpc)
-        self.gmma = Unit("tensor_gmma", 1.0 / pp["wgmma_flop_per_clk"])
-        self.atom = Unit("atomic", float(P.lat["atomic_same_address"]))
+        self.shared = DataPathShare(mk("shared", 1.0 / pp["shared_wavefronts_per_clk"]), self.data)
+        self.l1 = DataPathShare(mk("l1", 1.0 / pp["l1_lines_per_clk"]), self.data)
+        self.l2 = mk("l2", 1.0 / l2_bpc)
+        self.dram = mk("dram", 1.0 / dram_bpc)
+        self.gmma = mk("tensor_gmma", 1.0 / pp["wgmma_flop_per_clk"])
+        self.atom = mk("atomic", float(P.lat["atomic_same_address"]))
         self.sq = Queue("store", int(pp["store_queue"]))
         self.l1_lines = max(1, l1_lines)
         self.cache: OrderedDict = OrderedDict()
@@ -328,6 +374,8 @@ class SM:
         l1_hit = l1_tot = l2_sec = l2_ld = 0.0
         trace = self.trace
         slices = [] if trace else None
+        tcur = self.current
+        procs = [f"SM {self.index} sub-partition {i}" for i in range(4)]
         nxt = 0
         free_slots = list(range(self.k))
 
@@ -396,6 +444,8 @@ class SM:
                     heappush(w, g)
                     continue
             op = f[pc]
+            if trace:
+                tcur[0] = op                            # names the unit slices of this issue
             pn = op.pipe
             if pn is None or free:
                 u = None
@@ -548,9 +598,11 @@ class SM:
                     w_ = max(adone.get(k_, 0.0) for k_ in deps)
                     if w_ > after:
                         after, after_cause = w_, ("gmma" if op.special == "wg_wait" else "long_scoreboard")
-            if trace and len(slices) < 200000:
-                slices.append(Slice(f"SM 0 sub-partition {sp}", f"warp {g}", op.opcode, t, max(done, t + 1),
-                                    "issue", {"line": op.line}))
+            if trace and len(slices) + len(self.unit_slices) < TRACE_LIMIT:
+                slices.append(Slice(procs[sp], f"warp {g}", op.opcode, t, max(done, t + 1), "issue", {"line": op.line}))
+                if u is not None:
+                    slices.append(Slice(procs[sp], f"{u.name} pipe", op.opcode, t, t + u.interval, "pipe",
+                                        {"line": op.line}))
             rt, rc = reg_t[g], reg_c[g]
             for x in op.writes:
                 rt[x] = done
@@ -601,7 +653,7 @@ class SM:
         busy["l2_share"] = l2.busy
         busy["dram_share"] = dram.busy
         return SMRun(cycles, issued, st, busy, l1_hit, l1_tot, l2_sec, l2_ld, len(ctas), len(streams), cta_end,
-                     slices or [])
+                     (slices + self.unit_slices) if trace else [])
 
     @staticmethod
     def _release(lst, heap, lat, streams, ip, f, reg_t, reg_c, add) -> None:
@@ -627,4 +679,4 @@ def sm_ctas(ncta: int, sms: int, sm: int = 0) -> list[int]:
     return list(range(sm, ncta, sms))
 
 
-__all__ = ["H200Params", "load_params", "OpFacts", "op_facts", "SM", "SMRun", "sm_ctas"]
+__all__ = ["H200Params", "load_params", "OpFacts", "op_facts", "SM", "SMRun", "TracedUnit", "sm_ctas"]
