@@ -288,15 +288,20 @@ class SM:
                                   current=self.current)
         else:
             mk = Unit
-        # one L1TEX data path per SM: shared-memory wavefronts (and wgmma operand fetches) and the
-        # 128-byte lines of global accesses pass the same pipe one after the other (Hopper's unified
-        # L1/shared memory; ncu_deep wgmma_f16 perf: 131 k global lines + 107 k shared wavefronts per
-        # SM in 285 k cycles at l1tex__throughput 87 %). ``shared`` and ``l1`` are its shares, each
-        # with its own busy time and trace track (``pipes['shared']``, ``pipes['l1']``);
-        # ``pipes['l1tex_data']`` is the path's
+        # ``l1``: the L1TEX t-stage (tags), one 128-byte line of a global access per clock. Behind it
+        # one data path per SM: shared-memory wavefronts (wgmma operand fetches included) and the
+        # lines a global load reads out to registers pass the same pipe one after the other
+        # (Hopper's unified L1/shared memory; ncu_deep wgmma_f16 perf: 131 k global-load lines + 107 k
+        # shared wavefronts per SM in 285 k cycles at l1tex__throughput 87 %). The global lines of a
+        # cp.async do not: its data goes to shared memory, where its writes are charged as shared
+        # wavefronts (ncu_deep tt_matmul_fp16 perf: l1tex__throughput 56 % with 45.7 k shared
+        # wavefronts per SM in 91 k cycles; its 31.8 k cp.async.cg lines on the path would make 85 %).
+        # ``shared`` and ``l1_data`` are the path's shares, each with its own busy time and trace
+        # track; ``pipes['l1tex_data']`` is the path's
+        self.l1 = mk("l1", 1.0 / pp["l1_lines_per_clk"])
         self.data = Unit("l1tex_data", 1.0)
         self.shared = DataPathShare(mk("shared", 1.0 / pp["shared_wavefronts_per_clk"]), self.data)
-        self.l1 = DataPathShare(mk("l1", 1.0 / pp["l1_lines_per_clk"]), self.data)
+        self.l1d = DataPathShare(mk("l1_data", 1.0 / pp["l1_lines_per_clk"]), self.data)
         self.l2 = mk("l2", 1.0 / l2_bpc)
         self.dram = mk("dram", 1.0 / dram_bpc)
         self.gmma = mk("tensor_gmma", 1.0 / pp["wgmma_flop_per_clk"])
@@ -352,7 +357,7 @@ class SM:
             if v > 0:
                 cyc[cause] = cyc.get(cause, 0.0) + v
         sub = self.sub
-        shared, l1, l2, dram, gmma, sq = self.shared, self.l1, self.l2, self.dram, self.gmma, self.sq
+        shared, l1, l1d, l2, dram, gmma, sq = self.shared, self.l1, self.l1d, self.l2, self.dram, self.gmma, self.sq
         nregs = 1 + max((max(x.reads + x.writes, default=0) for x in f), default=0)
         streams: list = []
         ip: list[int] = []
@@ -526,6 +531,10 @@ class SM:
                             else:
                                 h, n = self._l1(extra)
                                 n = n or 1
+                            # a load to registers reads its lines out through the data path: the
+                            # hits wait for it, a miss's line passes it when the fill returns
+                            # (its cost is charged now, its wait is the L2's)
+                            sdp = l1d.reserve(t, nl) if op.writes else s0
                             l1_tot += cost
                             l1_hit += cost * h / n
                             miss = cost * (n - h) / n
@@ -535,8 +544,10 @@ class SM:
                                 s2 = l2.reserve(s0, miss * 32)
                                 sd = dram.reserve(s2, miss * 32 * (1.0 - self.l2_hit)) if self.l2_hit < 1 else s2
                                 d = s2 + l2_lat + miss_extra + (sd - s2)
+                                if h:
+                                    d = max(d, max(s0, sdp) + L["global_l1"])
                             else:
-                                d = s0 + L["global_l1"]
+                                d = max(s0, sdp) + L["global_l1"]
                             if kind == "async_load" or op.special is None and op.writes == ():
                                 cpg[g][0] = max(cpg[g][0], d)
                                 if use_log:
@@ -648,6 +659,7 @@ class SM:
             busy[name] = sum(d[name].busy for d in sub)
         busy["shared"] = shared.busy
         busy["l1"] = l1.busy
+        busy["l1_data"] = l1d.busy
         busy["l1tex_data"] = self.data.busy
         busy["tensor_gmma"] = gmma.busy
         busy["l2_share"] = l2.busy

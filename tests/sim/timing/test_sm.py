@@ -186,7 +186,8 @@ def test_global_lines_and_shared_wavefronts_share_one_data_path():
     s = (1, (("s", "load", 16, 1),))                                           # a 16-way conflict
     sm = SM([ld, lds], P, ctas_per_sm=1, warps_per_cta=8, l1_lines=4096, l2_hit=1.0, dram_bpc=64.0, l2_bpc=64.0)
     run = sm.run([[[g, s] * 50 for _ in range(8)]])
-    assert run.busy["l1"] == pytest.approx(8 * 50 * 16)
+    assert run.busy["l1"] == pytest.approx(8 * 50 * 16)         # the t-stage
+    assert run.busy["l1_data"] == pytest.approx(8 * 50 * 16)    # the load's share of the data path
     assert run.busy["shared"] == pytest.approx(8 * 50 * 16)
     assert run.busy["l1tex_data"] == pytest.approx(8 * 50 * 32)
     assert run.cycles >= 8 * 50 * 32           # separate pipes would finish in about half
@@ -205,3 +206,18 @@ def test_l1_is_sectored():
     st.global.u32 [%rd4+1024], %r7;"""
     t = _time(body, block=128).timing
     assert t["memory"]["l1_hit_rate"] == pytest.approx(0.5)
+
+
+def test_cp_async_lines_skip_the_data_path():
+    """cp.async's global lines pass the L1 t-stage but not the data path to registers (its data is
+    written to shared memory, charged as shared wavefronts): ncu_deep tt_matmul_fp16 perf shows
+    l1tex__throughput 56 %, its shared wavefronts alone."""
+    P = load_params()
+    cp = OpFacts("cp.async.cg.shared.global", "lsu", 1.0, "wait", (), ())      # writes no register
+    ld = OpFacts("ld.global.f32", "lsu", 32.0, "long_scoreboard", (), (0,))
+    acc = (("g", "load", 16, tuple(line << 4 | 15 for line in range(4))),)
+    for op, share in ((cp, 0.0), (ld, 4 * 10 * 8)):
+        sm = SM([op], P, ctas_per_sm=1, warps_per_cta=8, l1_lines=4096, l2_hit=1.0, dram_bpc=64.0, l2_bpc=64.0)
+        run = sm.run([[[(0, acc)] * 10 for _ in range(8)]])
+        assert run.busy["l1"] == pytest.approx(4 * 10 * 8)
+        assert run.busy["l1_data"] == pytest.approx(share)
