@@ -47,6 +47,7 @@ class WarpStreams:
         self._gw: list[np.ndarray] = []   # per event: global warp ids
         self._rid: list = []              # per event: a record (non-memory) or the first of len(gw)
         self._streams: dict | None = None
+        self._pcs: dict | None = None     # global warp id -> its stream's pcs (an array), with _streams
 
     def __call__(self, ev) -> None:
         self.events += 1
@@ -133,7 +134,15 @@ class WarpStreams:
             self._streams = self._assemble()
         return self._streams
 
+    def pcs(self, warp: int) -> np.ndarray:
+        """The pcs of ``warp``'s stream, in order (an int64 array; empty for a warp never seen)."""
+        if self._streams is None:
+            self._streams = self._assemble()
+        got = self._pcs.get(warp)
+        return got if got is not None else np.zeros(0, np.int64)
+
     def _assemble(self) -> dict[int, list]:
+        self._pcs = {}
         if not self._gw:
             return {}
         gw = np.concatenate(self._gw)
@@ -145,7 +154,13 @@ class WarpStreams:
         cut = np.flatnonzero(gs[1:] != gs[:-1]) + 1
         lo = np.concatenate([[0], cut])
         hi = np.concatenate([cut, [len(gs)]])
-        return {int(gs[a]): recs[rs[a:b]].tolist() for a, b in zip(lo.tolist(), hi.tolist())}
+        rec_pc = np.fromiter((r[0] for r in self._recs), np.int64, len(self._recs))
+        out = {}
+        for a, b in zip(lo.tolist(), hi.tolist()):
+            w = int(gs[a])
+            out[w] = recs[rs[a:b]].tolist()
+            self._pcs[w] = rec_pc[rs[a:b]]
+        return out
 
     def _merged_costs(self, p, mg, pc: int, act) -> list:
         """Costs of a load ptxas merges (:mod:`sim.timing.vectorize`): the leader carries the vector
@@ -196,6 +211,17 @@ class WarpStreams:
                 tot += min(n * scale, max(cap, n))
             out.append(tot)
         return out[0], out[1]
+
+    def granule_factor(self, granule_sectors: int = 2) -> float:
+        """DRAM bytes fetched per distinct sector read, when the DRAM moves ``granule_sectors``
+        aligned sectors at a time: 1.0 for dense reads, up to ``granule_sectors`` when every
+        sector read is alone in its granule (a sampled launch gives the same ratio as the whole)."""
+        if not self.read_sectors or granule_sectors <= 1:
+            return 1.0
+        ids = np.unique(np.concatenate(self.read_sectors))
+        if not len(ids):
+            return 1.0
+        return granule_sectors * len(np.unique(ids // granule_sectors)) / len(ids)
 
 
 def _distinct_lines(keys: np.ndarray) -> list[tuple]:
