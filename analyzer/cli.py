@@ -56,6 +56,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot", metavar="OUT.svg", help="draw the PTX kernels on the machine's roofline (SVG; static "
                    "intensity, the point at the rate the ceilings allow, marked 'estimated')")
     p.add_argument("-o", "--output", metavar="PATH", help="write the report here instead of stdout")
+    p.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
+                   help="worker processes for the kernel batches of a big PTX file (more than 4 MB; default 0: "
+                        "one per CPU; 1: none, all in this process); the report is the same")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,33 +73,134 @@ def run(args: argparse.Namespace) -> int:
             gc.enable()
 
 
-#: PTX files longer than this are analysed batch by batch of kernels (:func:`isa.ptx.chunks.batches`):
+#: PTX files longer than this are analysed batch by batch of kernels (:class:`isa.ptx.chunks.Split`):
 #: memory stays that of one batch, and the text report is written as each batch is done.
 STREAM_CHARS = 4 << 20
 #: about how much kernel text one batch parses at a time
 BATCH_CHARS = 1 << 20
 
 
-def _modules(args, want_sass: bool, progress: "_Progress"):
-    """Every module to analyse, one at a time: a big PTX file (more than :data:`STREAM_CHARS`)
-    as one module per batch of its kernels, each with the file's lines and columns."""
+def _results(args, job: "_Job", progress: "_Progress"):
+    """``(records, used parameter names)`` of every module to analyse, one module at a time: a
+    big PTX file (more than :data:`STREAM_CHARS`) batch by batch of its kernels (each module with
+    the file's lines and columns), in ``--jobs`` worker processes when there is more than one."""
     import isa
     from isa.ptx import chunks
 
     for f in args.files:
         path = Path(f)
-        if args.kernel or want_sass or path.suffix.lower() in isa._ASCEND_SUFFIXES:
-            yield isa.load(path, lenient=args.lenient, kernels=args.kernel or None)
+        if args.kernel or job.want_sass or path.suffix.lower() in isa._ASCEND_SUFFIXES:
+            yield _analyse(isa.load(path, lenient=args.lenient, kernels=args.kernel or None), job)
+            gc.collect()             # the module's IR and reports (the collector is off in run())
             continue
         text = isa.read_text(path)
         if len(text) <= STREAM_CHARS or isa.detect_isa(text, f) != "ptx":
-            yield isa.loads(text, f, lenient=args.lenient)
+            yield _analyse(isa.loads(text, f, lenient=args.lenient), job)
+            gc.collect()
             continue
         found = chunks.entries(text)
         progress.start(f, len(found))
-        for _names, piece in chunks.batches(text, max_chars=BATCH_CHARS, found=found):
-            yield isa.loads(piece, f, lenient=args.lenient)
-        del text
+        split = chunks.Split.make(text, f, found, lenient=args.lenient)
+        if split is None:            # parsed as the whole file with the other kernels blanked: its errors
+            for _names, piece in chunks.batches(text, max_chars=BATCH_CHARS, found=found):
+                yield _analyse(isa.loads(piece, f, lenient=args.lenient, cache=False), job)
+                gc.collect()
+            continue
+        ranges = split.batches(BATCH_CHARS)
+        jobs = min(chunks.jobs_wanted(getattr(args, "jobs", None)), len(ranges))
+        if jobs <= 1:
+            for i, j in ranges:
+                yield _analyse(split.module(i, j), job)
+                gc.collect()
+            continue
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(jobs, _worker_init, (split, job)) as pool:
+            for (i, j), got in zip(ranges, pool.imap(_worker_batch, ranges)):
+                # a batch whose parse or analysis raised an error is done again here, to raise it
+                yield got if got is not None else _analyse(split.module(i, j), job)
+        del text, split
+
+
+_WORKER: list = []
+
+
+def _worker_init(split, job) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)     # Ctrl-C is the parent's: it ends the pool
+    _WORKER[:] = [split, job]
+
+
+def _worker_batch(rng: tuple[int, int]):
+    from isa.errors import KernlensError
+
+    split, job = _WORKER
+    try:
+        got = _analyse(split.module(*rng), job)
+    except KernlensError:
+        return None
+    gc.collect()
+    return got
+
+
+class _Job:
+    """What analysing one module needs (the parsed options), and what each report leaves behind."""
+
+    def __init__(self, args, expectations, given, launch, want_sass, precision_mod):
+        self.args, self.expectations, self.given, self.launch = args, expectations, given, launch
+        self.want_sass, self.precision_mod = want_sass, precision_mod
+
+
+class _Record:
+    """What the output needs of one kernel's report, in a form that crosses processes."""
+
+    __slots__ = ("name", "failed", "payload", "precision", "dot", "point", "kinds")
+
+    def __init__(self, report, job: _Job):
+        from .render import render_text, sarif_results
+
+        args = job.args
+        self.name = report.name
+        self.failed = any(not o.holds for o in report.outcomes)
+        self.precision = None
+        if args.precision_mode is not None:
+            self.precision = job.precision_mod.check([report], args.precision_mode, origin_dtype=args.origin_dtype)
+        self.dot = report.cfg.to_dot(report.estimate.counts, f"{report.name}") if args.cfg else None
+        self.point, self.kinds = _plot_point(report) if args.plot else (None, [])
+        if args.format == "text":
+            self.payload = render_text([report])
+        elif args.format == "json":
+            self.payload = report.to_json()
+        else:
+            self.payload = sarif_results(report)
+
+
+def _analyse(module, job: _Job) -> tuple[list[_Record], set[str]]:
+    """The records of ``module``'s kernels (of ``--kernel`` ones) in order, and which ``--param``
+    names map to a parameter of one of them."""
+    from .report import analyze_function
+
+    args, given = job.args, job.given
+    fns = module.kernels
+    if args.kernel:
+        fns = [fn for fn in module.functions if fn.name in args.kernel and fn.body is not None]
+    used: set[str] = set()
+    reports, segments = [], []       # Ascend: mix kernels are checked once, on both segments
+    for fn in fns:
+        params = resolve(module, fn, given, strict=False)
+        used.update(k for k in given if _maps(module, fn, k))
+        report = analyze_function(module, fn, params=params, launch=job.launch,
+                                  machine=args.machine, assumed_trips=args.assume_trips, sass=job.want_sass)
+        report.check(job.expectations)
+        if module.isa == "ascend" and job.expectations:
+            segments.append(report)
+        else:
+            reports.append(_Record(report, job))
+    if segments:
+        _check_mixes(module, segments, job.expectations)
+        reports += [_Record(r, job) for r in segments]
+    return reports, used
 
 
 class _Progress:
@@ -151,17 +255,15 @@ class _Output:
         self.streaming = False            # a big file: text written as each kernel is done
         self.fh = None
 
-    def add(self, report) -> None:
-        from .render import render_text, sarif_results
-
+    def add(self, record: "_Record") -> None:
         if self.format == "text":
-            self.parts.append(render_text([report]))
+            self.parts.append(record.payload)
             if self.streaming:
                 self.flush()
         elif self.format == "json":
-            self.kernels.append(report.to_json())
+            self.kernels.append(record.payload)
         else:
-            self.sarif += sarif_results(report)
+            self.sarif += record.payload
 
     def flush(self) -> None:
         if self.fh is None:
@@ -204,8 +306,6 @@ class _Output:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .report import analyze_function
-
     expectations: list[Expectation] = [parse_expectation(e) for e in args.expect]
     expectations += [forbid(f) for f in args.forbid]
     given = parse_assignments(args.param)
@@ -216,6 +316,8 @@ def _run(args: argparse.Namespace) -> int:
         raise InputError("--assume-iterations must be >= 0")
     if args.precision_mode is None and args.origin_dtype is not None:
         raise InputError("--origin-dtype goes with --precision-mode (must_keep_origin_dtype or origin)")
+    if getattr(args, "jobs", None) is not None and args.jobs < 0:
+        raise InputError("--jobs must be >= 0 (0: one per CPU)")
     launch = Launch(grid, block)
     used_params: set[str] = set()
     found: set[str] = set()
@@ -233,52 +335,37 @@ def _run(args: argparse.Namespace) -> int:
     else:
         modules = None
     precision = None
+    precision_mod = None
     if args.precision_mode is not None:  # sim.numerics (ml_dtypes: ~0.5 s to import) only when asked
         from . import precision as precision_mod
+    job = _Job(args, expectations, given, launch, want_sass, precision_mod)
     progress = _Progress(getattr(args, "prog", None) or "validate-kernel")
     out = _Output(args)
     dot = open_dot(args.cfg)
     points: list = []
     kinds: list = []
 
-    def emit(report) -> None:
+    def emit(record: _Record) -> None:
         nonlocal failed, precision
-        found.add(report.name)
-        failed = failed or any(not o.holds for o in report.outcomes)
-        if args.precision_mode is not None:
-            one = precision_mod.check([report], args.precision_mode, origin_dtype=args.origin_dtype)
-            precision = one if precision is None else _merge_precision(precision, one)
+        found.add(record.name)
+        failed = failed or record.failed
+        if record.precision is not None:
+            precision = record.precision if precision is None else _merge_precision(precision, record.precision)
         if dot is not None:
-            dot.write(report.cfg.to_dot(report.estimate.counts, f"{report.name}"))
-        if args.plot:
-            _plot_point(report, points, kinds)
+            dot.write(record.dot)
+        if record.point is not None:
+            points.append(record.point)
+        kinds.extend(record.kinds)
         out.streaming = progress.file is not None
-        out.add(report)
+        out.add(record)
         progress.step()
 
     try:
-        for module in modules if modules is not None else _modules(args, want_sass, progress):
-            fns = module.kernels
-            if args.kernel:
-                fns = [fn for fn in module.functions if fn.name in args.kernel and fn.body is not None]
-            segments = []                    # Ascend: mix kernels are checked once, on both segments
-            for fn in fns:
-                params = resolve(module, fn, given, strict=False)
-                used_params.update(k for k in given if _maps(module, fn, k))
-                report = analyze_function(module, fn, params=params, launch=launch,
-                                          machine=args.machine, assumed_trips=args.assume_trips, sass=want_sass)
-                report.check(expectations)
-                if module.isa == "ascend" and expectations:
-                    segments.append(report)
-                else:
-                    emit(report)
-            if segments:
-                _check_mixes(module, segments, expectations)
-                for report in segments:
-                    emit(report)
-            del module
-            if modules is None:
-                gc.collect()                 # the batch's IR and reports (the collector is off in run())
+        batches = (_analyse(m, job) for m in modules) if modules is not None else _results(args, job, progress)
+        for records, used in batches:
+            used_params |= used
+            for record in records:
+                emit(record)
     except BaseException:
         out.abandon()
         raise
@@ -333,17 +420,15 @@ def _merge_precision(a: dict, b: dict) -> dict:
     return a
 
 
-def _plot_point(r, points: list, kinds: list) -> None:
+def _plot_point(r) -> tuple:
+    """(the roofline point of a report or None, the kinds of peak its work runs at)."""
     from .plot import point_from_dynamic
 
     dyn = r.dynamic()
     roof = dyn.get("roofline")
     if not roof:
-        return
-    kinds += list(roof.get("kinds", {}))
-    pt = point_from_dynamic(r.name, dyn)
-    if pt is not None:
-        points.append(pt)
+        return None, []
+    return point_from_dynamic(r.name, dyn), list(roof.get("kinds", {}))
 
 
 def _write_plot(args, points: list, kinds: list) -> None:
@@ -379,5 +464,13 @@ def main(argv: list[str] | None = None) -> int:
     return run_guarded(run, parser.parse_args(argv), prog="validate-kernel")
 
 
+def entry() -> None:
+    """The ``validate-kernel`` program: :func:`main` on ``sys.argv``, then a quick exit
+    (:func:`kernlens.cli.exit_now`)."""
+    from kernlens.cli import exit_now
+
+    exit_now(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

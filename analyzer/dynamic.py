@@ -36,6 +36,10 @@ from .dataflow import Dataflow, _type
 
 ASSUMED_TRIPS = 16
 
+#: the compare that writes a loop's exit predicate: PTX ``setp.<cc>.<type>``; the Ascend-like
+#: ``cmp.<cc> %p, a, b`` (64-bit integers, docs/ascend-isa.md)
+COMPARES = ("setp", "cmp")
+
 
 @dataclass
 class LoopInfo:
@@ -52,11 +56,15 @@ class LoopInfo:
     exit_at_latch: bool = True        # the exit test is at the bottom (do-while): one more iteration than trips
     needs: tuple[str, ...] = ()       # parameters without a value that the exit test depends on
     measured: float | None = None     # iterations per entry measured by a run (the launch's average)
+    entered: bool = True              # False: no thread reaches the loop for these values (exactly)
 
     @property
     def iterations(self) -> int | None:
         """Iterations per entry: how often the loop body runs (``for (k = 0; k < 4; ++k)`` runs 4
-        times, whether nvcc tests at the bottom, 3 back edges taken, or at the top); None when unknown."""
+        times, whether nvcc tests at the bottom, 3 back edges taken, or at the top); None when unknown,
+        0 for a loop that is not entered."""
+        if not self.entered:
+            return 0
         if self.measured is not None:
             return int(self.measured) if float(self.measured).is_integer() else round(self.measured, 3)
         if self.trips is None:
@@ -68,7 +76,8 @@ class LoopInfo:
                 "lines": [self.first_line, self.last_line], "iterations": self.iterations,
                 "back_edges_taken": self.trips, "exact": self.exact,
                 "reason": self.reason, "induction": self.induction, "bound": self.bound,
-                **({"measured": True} if self.measured is not None else {})}
+                **({"measured": True} if self.measured is not None else {}),
+                **({"entered": False} if not self.entered else {})}
 
 
 @dataclass
@@ -173,7 +182,7 @@ class Estimator:
         k = next(iter(pdefs))
         setp = self.ins[k]
         cmp = _cmp_word(setp)
-        if setp.opcode != "setp" or cmp is None or len(setp.operands) != 3:
+        if setp.opcode not in COMPARES or cmp is None or len(setp.operands) != 3:
             return self._stepped(loop, b, branch_idx, stay_when_true, base) or \
                 LoopInfo(trips=None, exact=False, reason=f"exit test is not a simple compare (line {setp.span.line})",
                          **base)
@@ -641,7 +650,7 @@ def _step_value(ins, env: dict, const=None, fn=None):
 
     op, mods = ins.opcode, ins.modset
     t = _type(ins)
-    known = op in ("mov", "cvt", "not", "setp") or op in _STEP_OPS
+    known = op in ("mov", "cvt", "not") or op in COMPARES or op in _STEP_OPS
     if not known or (t and t[0] == "f") or (op == "mul" and "lo" not in mods and "wide" not in mods):
         return _UNSUPPORTED
     if const is None:
@@ -662,7 +671,7 @@ def _step_value(ins, env: dict, const=None, fn=None):
         return _wrap(int(args[0]), t) if t != "pred" else bool(args[0])
     if op == "not":
         return (not args[0]) if t == "pred" else _wrap(~int(args[0]), t)
-    if op == "setp":
+    if op in COMPARES:
         cmp = next((m for m in ins.modifiers if m in _CMP), None)
         if cmp is None or len(args) < 2:
             return None

@@ -105,15 +105,36 @@ def _triton_names(path: Path) -> list[str] | None:
 _SIG = r"__global__\s+(?:__launch_bounds__\([^)]*\)\s*|__cluster_dims__\([^)]*\)\s*)*void\s+(?:__launch_bounds__\([^)]*\)\s*)*{name}\s*\(([^)]*)\)"
 
 
-def _cuda_names(module: Module, path: Path, kernel: str) -> list[str] | None:
-    candidates = [Path(f.name) for f in module.files.values()]
+def _cuda_sources(module: Module, path: Path) -> list[str]:
+    """The texts of the CUDA sources that may hold the module's kernel signatures: the ``.cu``
+    files its ``.file`` entries name (each distinct name once: a big module repeats them) that
+    exist here, then ``../cuda/<stem>.cu`` and ``<stem>.cu`` beside the PTX."""
+    names = dict.fromkeys(f.name for f in module._files.values())
+    candidates = [c for c in map(Path, names) if c.suffix == ".cu"]
     stem = path.name.split(".")[0]
     candidates.append(path.parent.parent / "cuda" / f"{stem}.cu")
     candidates.append(path.with_name(stem + ".cu"))
+    texts = []
     for c in candidates:
-        if c.suffix != ".cu" or not c.exists():
+        try:
+            texts.append(c.read_text(errors="replace"))
+        except OSError:
             continue
-        text = c.read_text(errors="replace")
+    return texts
+
+
+# (module, path, the texts of its CUDA sources) of the module analysed last: read once per module,
+# not once per kernel (a module is compared by identity: its equality would compare whole IR trees)
+_CUDA_TEXTS: list = [None, None, None]
+
+
+def _cuda_names(module: Module, path: Path, kernel: str) -> list[str] | None:
+    if _CUDA_TEXTS[0] is module and _CUDA_TEXTS[1] == path:
+        texts = _CUDA_TEXTS[2]
+    else:
+        texts = _cuda_sources(module, path)
+        _CUDA_TEXTS[:] = [module, path, texts]
+    for text in texts:
         m = re.search(_SIG.format(name=re.escape(kernel)), text)
         if not m:
             continue
@@ -127,6 +148,8 @@ def _cuda_names(module: Module, path: Path, kernel: str) -> list[str] | None:
 
 def resolve(module: Module, fn: Function, given: dict[str, int], *, strict: bool = True) -> dict[str, int]:
     """Map user names to PTX parameter names; unknown names raise :class:`InputError` when ``strict``."""
+    if not given:
+        return {}
     ptx_names = [p.name for p in fn.params]
     src = source_names(module, fn)
     out: dict[str, int] = {}

@@ -198,24 +198,13 @@ def point_from_dynamic(label: str, dyn: dict, seconds: float | None = None, stat
 
 
 def work_by_kind(infos, thread_counts, scale: float = 1.0) -> dict[str, float]:
-    """Operations of a run by the kind of peak they run at (:func:`analyzer.machine.work_kind`):
-    ``infos`` the instructions' semantics (``isa.semantics.describe``), ``thread_counts`` how many
-    threads executed each (the functional simulator's exact per-pc counts), times ``scale`` (a
-    sampled timing run's launch CTAs over the CTAs it ran). FLOPs and integer OPs of an instruction
-    of warp or warpgroup scope count once per warp or warpgroup, as the analyzer counts them."""
-    from .machine import work_kind
-    from .report import _SCOPE_DIV as div
+    """Operations of a run by the kind of peak they run at: :func:`analyzer.report.work_sums`
+    (the analyzer's one sum of work) of ``infos`` with ``thread_counts`` how many threads executed
+    each (the functional simulator's exact per-pc counts), times ``scale`` (a sampled timing run's
+    launch CTAs over the CTAs it ran)."""
+    from .report import work_sums
 
-    out: dict[str, float] = {}
-    for info, n in zip(infos, thread_counts):
-        if not n or info is None:
-            continue
-        ops = (info.flops or 0) + (info.int_ops or 0)
-        if not ops:
-            continue
-        kind = work_kind(info.family, info.unit.value, info.in_dtype)
-        out[kind] = out.get(kind, 0.0) + ops * n / div[info.scope] * scale
-    return out
+    return dict(work_sums(infos, thread_counts, scale).by_kind)
 
 
 def point_from_timing(label: str, timing: dict):

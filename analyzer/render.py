@@ -61,7 +61,8 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
             summary.add_row("estimate rests on", _guesses(dyn))
         summary.add_row("loops", ", ".join(
             f"L{li['lines'][0]}-{li['lines'][1]} depth {li['depth']}: "
-            + (f"{li['iterations']} iterations" if li["iterations"] is not None
+            + ("not entered" if li.get("entered") is False
+               else f"{li['iterations']} iteration{'' if li['iterations'] == 1 else 's'}" if li["iterations"] is not None
                else f"iterations unknown (assumed {dyn['assumed_iterations']})")
             for li in data["loops"]) or "none")
         if data["isa"] == "ascend":      # no registers, shared or local memory; work from the .meta shapes
@@ -193,7 +194,10 @@ def _guesses(dyn: dict) -> str:
                          f"{hits[0]['assumed']}")
     needs = sorted({w for g in dyn["guesses"] for w in g["exact_with"]})
     text = "; ".join(parts) or "inexact branches"
-    return text + (f"; exact with {' '.join(needs)}" if needs else "")
+    text += f"; exact with {' '.join(needs)}" if needs else ""
+    if any(not g["exact_with"] for g in dyn["guesses"]):      # no parameter decides these: only a run
+        text += ("; the others" if needs else "; no parameter decides these,") + " only a run counts (`kernlens run`)"
+    return text
 
 
 def render_json(reports: list[KernelReport], *, precision: dict | None = None) -> str:

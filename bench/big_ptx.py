@@ -31,13 +31,13 @@ def sources() -> list[Path]:
     return files
 
 
-def pieces() -> list[tuple[str, list[str]]]:
+def pieces(files: list[Path] | None = None) -> list[tuple[str, list[str]]]:
     """(body text without header or DWARF, module-level names) of every source that parses and
     declares no external function (``vprintf`` would be declared once per copy)."""
     import isa
 
     out = []
-    for p in sources():
+    for p in sources() if files is None else files:
         text = p.read_text()
         if ".extern .func" in text:
             continue
@@ -54,9 +54,9 @@ def pieces() -> list[tuple[str, list[str]]]:
     return out
 
 
-def build(target_mb: float = 30.0) -> tuple[str, int]:
-    """The big module's text and its number of kernels."""
-    parts = pieces()
+def build(target_mb: float = 30.0, files: list[Path] | None = None) -> tuple[str, int]:
+    """The big module's text and its number of kernels (from ``files``, default :func:`sources`)."""
+    parts = pieces(files)
     out = [".version 8.7\n.target sm_90a\n.address_size 64\n\n"]
     size, copy, kernels, file_base = 0, 0, 0, 0
     while size < target_mb * 1e6:

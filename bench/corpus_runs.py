@@ -73,19 +73,20 @@ def corpus_runs(target: str, only: str = "", every: bool = False) -> list[Corpus
     return out
 
 
-def timed_launch(entry: dict, which: str, *, profile: bool = False):
+def timed_launch(entry: dict, which: str, *, profile: bool = False, base: Path = CORPUS):
     """The manifest entry's ``which`` launch ("launch" or "perf_launch") run by ``sim.launch.execute``
-    with ``timing="h200"`` (bench/timing_h200.py, bench/timing_speed.py): ``(ex.timing, wall s, cpu s,
-    spec, cProfile.Profile or None)``; wall (``perf_counter``) and this process's CPU seconds
-    (``process_time``) are measured around the run only, not the loading."""
+    with ``timing="h200"`` (bench/timing_h200.py, bench/timing_speed.py, bench/timing_unseen.py):
+    ``(ex.timing, wall s, cpu s, spec, cProfile.Profile or None)``; wall (``perf_counter``) and this
+    process's CPU seconds (``process_time``) are measured around the run only, not the loading.
+    ``base``: the folder of the entry's manifest (default the corpus)."""
     import isa
     from sim import launch as L
 
     ent = dict(entry)
     ent["launch"] = entry[which]
-    spec = L.spec_from_entry(ent, source=str(CORPUS / "manifest.json"), base=CORPUS)
+    spec = L.spec_from_entry(ent, source=str(base / "manifest.json"), base=base)
     ptx = entry["ptx"].get("sm_90") or next(iter(entry["ptx"].values()))
-    module = isa.load(str(CORPUS / ptx))
+    module = isa.load(str(base / ptx))
     seed = L.entry_seed(entry["name"], which == "perf_launch")
     prof = None
     if profile:
@@ -101,7 +102,7 @@ def timed_launch(entry: dict, which: str, *, profile: bool = False):
     return ex.timing, wall, cpu, spec, prof
 
 
-def timed_launches(entries: list[dict], kernels, whiches, *, profile: bool = False):
+def timed_launches(entries: list[dict], kernels, whiches, *, profile: bool = False, base: Path = CORPUS):
     """:func:`timed_launch` of each entry's ``whiches`` launches it has (``kernels``: only those
     names, where given), in manifest order, yielding ``(entry, which, result)``; a launch that fails
     is printed as failed and skipped (a bench reports and goes on)."""
@@ -112,7 +113,7 @@ def timed_launches(entries: list[dict], kernels, whiches, *, profile: bool = Fal
             if which not in e:
                 continue
             try:
-                got = timed_launch(e, which, profile=profile)
+                got = timed_launch(e, which, profile=profile, base=base)
             except Exception as exc:  # noqa: BLE001 - a bench reports and goes on
                 print(f"{e['name']:30s} {which[:6]:6s} failed: {type(exc).__name__}: {exc}")
                 continue

@@ -555,9 +555,13 @@ class Module:
         (``{ .global .u32 counter; ... }``), which have static storage like module ones."""
         return list(self._static_variables)
 
+    @cached_property
+    def _files(self) -> dict[int, FileEntry]:
+        return {i.index: i for i in self.items if isinstance(i, FileEntry)}
+
     @property
     def files(self) -> dict[int, FileEntry]:
-        return {i.index: i for i in self.items if isinstance(i, FileEntry)}
+        return dict(self._files)
 
     @property
     def sections(self) -> list[Section]:

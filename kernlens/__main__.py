@@ -1,5 +1,3 @@
-import sys
+from kernlens.cli import entry
 
-from kernlens.cli import main
-
-sys.exit(main())
+entry()

@@ -34,11 +34,21 @@ class Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``kernlens`` parser; with ``only`` (a subcommand name), only that subcommand's module
+    is imported and registered: a command line pays for the one command it runs (``kernlens run``
+    need not import the inspector, the generators or Dask). ``--help`` and unknown commands get
+    every subcommand."""
     parser = Parser(prog="kernlens", description=__doc__.splitlines()[0])
+    parser.add_argument("--no-cache", action="store_true",
+                        help="read and write nothing in the on-disk cache of parsed modules and parser "
+                             "tables (as KERNLENS_NO_CACHE=1; the folder is $KERNLENS_CACHE or the user "
+                             "cache folder)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
     for name, module in SUBCOMMANDS.items():
+        if only is not None and name != only:
+            continue
         mod = importlib.import_module(module)
         register = getattr(mod, "register_" + name, None) or getattr(mod, "register")
         register(sub)
@@ -70,11 +80,43 @@ def run_guarded(func, args, prog: str = "kernlens") -> int:
         return 2
 
 
+def _command(argv: list[str]) -> str | None:
+    """The subcommand named by ``argv`` (its first word that is not an option: ``kernlens``'s own
+    options take no value), or None when it is not one of :data:`SUBCOMMANDS`."""
+    word = next((a for a in argv if not a.startswith("-")), None)
+    return word if word in SUBCOMMANDS else None
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(_command(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
+    if args.no_cache:
+        os.environ["KERNLENS_NO_CACHE"] = "1"      # also for the processes a command starts
     return run_guarded(args.func, args)
 
 
+def exit_now(rc: int):
+    """End the process with exit code ``rc`` once a command line is done: atexit handlers run and
+    the output is flushed as at a normal exit, but the interpreter does not tear down its few
+    hundred modules and every object one by one (~50 ms of CPU after a small ``kernlens run``).
+    For command-line entry points only (:func:`entry`), never for ``main`` called in-process."""
+    import atexit
+
+    run_exitfuncs = getattr(atexit, "_run_exitfuncs", None)
+    if run_exitfuncs is not None:
+        run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError):   # the reader went away, or the stream is closed
+            pass
+    os._exit(rc)
+
+
+def entry() -> None:
+    """The ``kernlens`` program: :func:`main` on ``sys.argv``, then :func:`exit_now`."""
+    exit_now(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

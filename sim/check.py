@@ -26,7 +26,6 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 
-import ml_dtypes
 import numpy as np
 
 from isa.errors import InputError
@@ -44,20 +43,17 @@ DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
 }
 INT_DTYPES = ("s8", "u8", "s16", "u16", "s32", "u32", "s64", "u64")
 
-#: numpy dtype -> format name, for outputs given without a dtype
+#: numpy dtype -> format name, for outputs given without a dtype; :data:`_ML_TO_FORMAT` for
+#: ml_dtypes' types, by name (an array of one exists only where ml_dtypes was imported, which this
+#: module need not do: it costs ~0.5 s of CPU)
 _NP_TO_FORMAT = {
     np.dtype(np.float64): "f64", np.dtype(np.float32): "f32", np.dtype(np.float16): "f16",
-    np.dtype(ml_dtypes.bfloat16): "bf16", np.dtype(ml_dtypes.float8_e4m3fn): "e4m3",
-    np.dtype(ml_dtypes.float8_e5m2): "e5m2",
     np.dtype(np.int8): "s8", np.dtype(np.uint8): "u8", np.dtype(np.int16): "s16",
     np.dtype(np.uint16): "u16", np.dtype(np.int32): "s32", np.dtype(np.uint32): "u32",
     np.dtype(np.int64): "s64", np.dtype(np.uint64): "u64", np.dtype(bool): "u8",
 }
 _STORAGE = {"f64": np.uint64, "f32": np.uint32, "tf32": np.uint32, "f16": np.uint16,
             "bf16": np.uint16, "e4m3": np.uint8, "e5m2": np.uint8}
-_VALUE_DTYPE = {"f64": np.float64, "f32": np.float32, "f16": np.float16,
-                "bf16": ml_dtypes.bfloat16, "e4m3": ml_dtypes.float8_e4m3fn,
-                "e5m2": ml_dtypes.float8_e5m2}
 
 #: upper edges of the ULP histogram buckets (the last bucket is "more")
 HIST_EDGES = (0, 1, 2, 4, 16, 256, 65536)
@@ -69,7 +65,14 @@ def _fmt_name(dtype) -> str:
     if isinstance(dtype, str):
         from sim.numerics.formats import get_format
         return get_format(dtype).name
-    return _NP_TO_FORMAT[np.dtype(dtype)]
+    return _format_of(np.dtype(dtype))
+
+
+_ML_TO_FORMAT = {"bfloat16": "bf16", "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
+
+
+def _format_of(dt: np.dtype) -> str:
+    return _ML_TO_FORMAT[dt.name] if dt.kind == "V" else _NP_TO_FORMAT[dt]
 
 
 def is_float_format(name: str) -> bool:
@@ -79,7 +82,7 @@ def is_float_format(name: str) -> bool:
 def infer_format(arr) -> str:
     """The output format of a numpy array (``float16`` -> ``'f16'``, ``bfloat16`` -> ``'bf16'``)."""
     try:
-        return _NP_TO_FORMAT[np.asarray(arr).dtype]
+        return _format_of(np.asarray(arr).dtype)
     except KeyError:
         raise InputError(f"cannot tell the number format of dtype {np.asarray(arr).dtype}; "
                          "give dtype=") from None

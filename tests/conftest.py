@@ -16,7 +16,7 @@ CORPUS = SHARED / "corpus"
 
 def corpus_or_skip() -> Path:
     if not (CORPUS / "manifest.json").exists():
-        pytest.skip("../shared/corpus is not present (it ships with the team checkout, not with a clone)")
+        pytest.skip(NO_CORPUS)
     return CORPUS
 
 
@@ -32,6 +32,15 @@ def manifest(corpus) -> dict:
 
 def corpus_ptx_files() -> list[Path]:
     return sorted((CORPUS / "ptx").glob("*.ptx")) if CORPUS.exists() else []
+
+
+NO_CORPUS = "../shared/corpus is not present (it ships with the team checkout, not with a clone)"
+
+
+def corpus_ptx_params() -> list:
+    """``corpus_ptx_files()`` for ``pytest.mark.parametrize("path", ...)``: without the corpus, one
+    case that skips with the reason (an empty list would skip as "got empty parameter set")."""
+    return corpus_ptx_files() or [pytest.param(None, marks=pytest.mark.skip(reason=NO_CORPUS), id="no-corpus")]
 
 
 def tool_or_skip(name: str) -> str:

@@ -234,7 +234,9 @@ def analyse(module: Module, fn: Function, corpus: CorpusInfo | None = None,
     for lp in ka.loops_flat():          # the CFG the analyzer estimated on
         li = by_header.get(lp.header)
         if li is not None:
-            lp.trip = (f"{li.iterations} iterations" + (" (measured)" if li.measured is not None else "")
+            lp.trip = ("not entered" if not li.entered
+                       else f"{li.iterations} iteration{'' if li.iterations == 1 else 's'}"
+                       + (" (measured)" if li.measured is not None else "")
                        if li.iterations is not None
                        else f"? (assumed {dyn.get('assumed_iterations')} iterations)")
             lp.exact = li.exact

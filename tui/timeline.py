@@ -291,7 +291,8 @@ def run_ptx_timing(doc: KernelDoc, spec, machine: str = "h200") -> PtxTimelineRu
     t0 = time.perf_counter()
     ex = L.execute(doc.module, spec, doc.name, timing=machine, sample="auto", trace=True)
     tm = dict(ex.timing or {})
-    slices = list(tm.pop("_slices", []) or [])
+    # the warps' issue slices (the trace also has pipe and unit tracks: ``kernlens run --trace``)
+    slices = [s for s in tm.pop("_slices", []) or [] if s.cat == "issue"]
     try:
         from sim.timing.sm import load_params
 

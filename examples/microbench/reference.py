@@ -73,3 +73,52 @@ def atomic_same(d):
 
 def atomic_spread(d):
     return {"out": d["out"].astype(np.float64) + int(d["per_thread"])}
+
+
+def read_cg(d):
+    # every thread sums its grid-stride slice (fp32 sums in the kernel: a loose tolerance)
+    T = d["out"].size
+    src = d["src"].astype(np.float64).reshape(-1, 4).sum(axis=1)
+    n4 = int(d["n4"])
+    acc = np.zeros(T)
+    for i0 in range(0, n4, T):
+        part = src[i0:i0 + T]
+        acc[:len(part)] += part
+    return {"out": acc * int(d["reps"])}
+
+
+def write_f4(d):
+    out = np.zeros(d["dst"].size)
+    out[:4 * int(d["n4"])] = int(d["reps"]) - 1
+    return {"dst": out}
+
+
+def write_strided(d):
+    out = np.zeros(d["dst"].size)
+    stride, per = int(d["stride"]), int(d["per_thread"])
+    T = out.size // (per * stride)
+    out[np.arange(T * per) * stride] = int(d["reps"]) - 1
+    return {"dst": out}
+
+
+def hfma2_ffma_mix(d):
+    a, b = float(d["a"]), float(d["b"])
+    n = 2 * int(d["iters"])
+    v = d["x"].astype(np.float64)
+    vf = d["xf"].astype(np.float64)
+    ah, bh = _h(a), _h(b)
+    return {"y": sum(_chain(v + k * ah, ah, bh, n) for k in range(4)),
+            "yf": sum(_chain(vf + k * a, a, b, n) for k in range(4))}
+
+
+def atomic_addrs(d):
+    out = d["out"].astype(np.float64).copy()
+    naddr, per = int(d["naddr"]), int(d["per_thread"])
+    warps = 132 * 256 // 32
+    for a in range(naddr):
+        out[a * 32] += 32 * per * len(range(a, warps, naddr))
+    return {"out": out}
+
+
+def atomic_same_33(d):
+    return {"out": d["out"].astype(np.float64) + 33 * 256 * int(d["per_thread"])}

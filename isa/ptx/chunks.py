@@ -3,7 +3,8 @@
 A big module (thousands of ``.entry`` definitions) need not be parsed whole to run or inspect
 one kernel: :func:`entries` finds each kernel definition's extent by matching its braces (comments
 and strings skipped), and :func:`select` blanks the definitions of every other kernel, keeping
-each newline, so the parse of what is left reports the same lines and columns as the whole file.
+each newline (and the columns after a definition on its last line), so the parse of what is
+left reports the same lines and columns as the whole file.
 Module-level declarations, ``.func`` definitions and directives are always kept.
 
     >>> text = '''.version 9.0
@@ -13,7 +14,7 @@ Module-level declarations, ``.func`` definitions and directives are always kept.
     ... .visible .entry b() { ret; }'''
     >>> [(e.name, e.line) for e in entries(text)]
     [('a', 4), ('b', 5)]
-    >>> select(text, {'b'}).splitlines()[3:]
+    >>> [line.strip() for line in select(text, {'b'}).splitlines()[3:]]
     ['', '.visible .entry b() { ret; }']
 """
 
@@ -78,7 +79,10 @@ def _body_end(text: str, pos: int) -> int | None:
 
 
 def _blank(piece: str) -> str:
-    return "\n" * piece.count("\n")
+    """``piece``'s newlines, then blanks to where its last line ends: what follows it on that line
+    keeps its column."""
+    nl = piece.rfind("\n")
+    return "\n" * piece.count("\n") + " " * (len(piece) - nl - 1)
 
 
 def select(text: str, names: Iterable[str], found: list[Entry] | None = None) -> str:
@@ -124,3 +128,119 @@ def batches(text: str, max_chars: int = 1 << 20, found: list[Entry] | None = Non
         parts.append(tail)
         yield [e.name for e in found[i:j]], "".join(parts)
         i = j
+
+
+# the module header: what every batch text keeps in front of its kernels (checked in Split.make)
+_GAP = r"(?:\s|//[^\n]*|/\*.*?\*/)"
+_HEAD = re.compile(rf"\A{_GAP}*\.version{_GAP}+[0-9.]+{_GAP}+\.target{_GAP}+[\w$]+(?:{_GAP}*,{_GAP}*[\w$]+)*"
+                   rf"(?:{_GAP}+\.address_size{_GAP}+\d+)?", re.S)
+
+
+class Split:
+    """A big PTX file parsed as its module-level part once and its kernels batch by batch.
+
+    :meth:`module` gives, for a batch of consecutive kernels, the module that parsing the file with
+    every other kernel blanked gives (:func:`batches`): the same items in the same order with the
+    same spans, ``source`` the whole text. The module-level part (declarations, ``.func``
+    definitions, ``.file`` lines: everything outside the kernels) is parsed once here, not once per
+    batch; each batch parses only the header and its own kernels, at their lines and columns.
+    ``Split.make`` returns None where that cannot be done exactly (no header it recognises, or the
+    module-level part does not parse: the caller then parses :func:`batches`, whose errors are the
+    whole file's).
+    """
+
+    def __init__(self, text: str, file: str, found: list[Entry], outside, head_end: int, lenient: bool):
+        self.text, self.file, self.found, self.outside = text, file, found, outside
+        self.head_end, self.lenient = head_end, lenient
+        # the module-level items in source order, with their (line, column) places
+        self.keys = [(i.span.line, i.span.col) for i in outside.items]
+        self.starts = []                  # (line, column) of each kernel's first character
+        for e in found:
+            self.starts.append((e.line, e.start - (text.rfind("\n", 0, e.start) + 1) + 1))
+
+    @classmethod
+    def make(cls, text: str, file: str, found: list[Entry] | None = None, *, lenient: bool = False,
+             diagnostics: list | None = None) -> "Split | None":
+        from . import parser
+        from ..errors import KernlensError
+
+        found = entries(text) if found is None else found
+        head = _HEAD.match(text)
+        if not found or head is None:
+            return None
+        try:
+            outside = parser.parse(select(text, (), found), file, lenient=lenient, diagnostics=diagnostics)
+            alone = parser.parse(text[: head.end()], file)
+        except KernlensError:
+            return None
+        if (alone.version, alone.targets, alone.address_size) != \
+                (outside.version, outside.targets, outside.address_size):
+            return None                   # the header is more than the part kept in front of each batch
+        if any(not getattr(i, "span", None) or not i.span.line for i in outside.items):
+            return None                   # an item without a place could not be put in order
+        return cls(text, file, found, outside, head.end(), lenient)
+
+    def batch_text(self, i: int, j: int) -> str:
+        """The header and kernels ``i..j-1`` at their places, every other line blank."""
+        text, found = self.text, self.found
+        parts, pos = [text[: self.head_end]], self.head_end
+        for e in found[i:j]:
+            nl = text.rfind("\n", pos, e.start)          # the kernel's line starts after it
+            parts.append("\n" * text.count("\n", pos, e.start))
+            parts.append(" " * (e.start - (nl + 1 if nl >= 0 else pos)))
+            parts.append(text[e.start:e.end])
+            pos = e.end
+        return "".join(parts)
+
+    def module(self, i: int, j: int, diagnostics: list | None = None):
+        """The module of kernels ``i..j-1`` (see the class)."""
+        from dataclasses import replace
+
+        from . import parser
+
+        got = parser.parse(self.batch_text(i, j), self.file, lenient=self.lenient, diagnostics=diagnostics)
+        kernels = list(got.items)
+        if [getattr(k, "name", None) for k in kernels] != [e.name for e in self.found[i:j]]:
+            # not expected (entries() found these definitions): the file with the others blanked
+            return parser.parse(self.piece(i, j), self.file, lenient=self.lenient, diagnostics=diagnostics)
+        items, a, outside, keys = [], 0, self.outside.items, self.keys
+        for k, fn in zip(range(i, j), kernels):
+            while a < len(outside) and keys[a] < self.starts[k]:
+                items.append(outside[a])
+                a += 1
+            items.append(fn)
+        items.extend(outside[a:])
+        return replace(self.outside, items=tuple(items), source=self.text)
+
+    def piece(self, i: int, j: int) -> str:
+        """The whole text with every kernel but ``i..j-1`` blanked (what :func:`batches` parses)."""
+        keep = {e.name for e in self.found[i:j]}
+        return select(self.text, keep, self.found)
+
+    def batches(self, max_chars: int = 1 << 20) -> list[tuple[int, int]]:
+        """``(i, j)`` ranges of consecutive kernels of about ``max_chars`` each."""
+        out, i, found = [], 0, self.found
+        while i < len(found):
+            j, size = i, 0
+            while j < len(found) and (j == i or size + found[j].end - found[j].start <= max_chars):
+                size += found[j].end - found[j].start
+                j += 1
+            out.append((i, j))
+            i = j
+        return out
+
+
+def jobs_wanted(jobs: int | None) -> int:
+    """Worker processes for a big file's batches: ``jobs`` when given (1: in this process), else
+    the CPUs this process may run on. Only where ``fork`` exists (Linux, macOS): elsewhere 1."""
+    import multiprocessing
+    import os
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    if jobs:
+        return max(1, jobs)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:            # macOS
+        return max(1, os.cpu_count() or 1)

@@ -18,12 +18,10 @@ on pure-Python Lark otherwise, with the same result.
 
 from __future__ import annotations
 
-import gc
 import os
 import re
 import struct
 import threading
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,6 +29,7 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedInput, VisitError
 
 from .. import ir
+from ..cache import gc_paused as _gc_paused
 from ..errors import Diagnostic, KernlensError, ParseError, SemanticError, Span
 from ..lark_errors import source_line as _line
 from ..lark_errors import syntax_error
@@ -610,25 +609,21 @@ _LARKS: dict[bool, Lark] = {}
 
 
 def _table_cache(grammar: str, accelerated: bool) -> str | None:
-    """Where Lark keeps the grammar's LALR tables between processes (``$KERNLENS_CACHE`` or
-    ``$XDG_CACHE_HOME/kernlens`` or ``~/.cache/kernlens``, ``lark/``), keyed by the grammar text,
-    the Lark version and the accelerator: building them costs each start-up ~0.1 s, loading them
-    ~0.01 s (Lark checks the key stored in the file). None where that folder cannot be made, or
-    with ``KERNLENS_NO_CACHE=1``."""
+    """Where Lark keeps the grammar's LALR tables between processes (``lark/`` of the kernlens
+    cache, :mod:`isa.cache`), keyed by the grammar text, the Lark version and the accelerator:
+    building them costs each start-up ~0.1 s, loading them ~0.01 s (Lark checks the key stored in
+    the file). None where the cache is off (``KERNLENS_NO_CACHE=1``) or cannot be made."""
     import hashlib
 
     import lark as lark_pkg
 
-    if os.environ.get("KERNLENS_NO_CACHE"):
+    from .. import cache
+
+    base = cache.folder("lark")
+    if base is None:
         return None
-    root = os.environ.get("KERNLENS_CACHE")
-    base = Path(root) if root else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kernlens"
     key = hashlib.sha256(f"{lark_pkg.__version__}\0{accelerated}\0{grammar}".encode()).hexdigest()[:24]
-    try:
-        (base / "lark").mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None
-    return str(base / "lark" / f"ptx-{key}.lark-cache")
+    return str(base / f"ptx-{key}.lark-cache")
 
 
 def _lark(accelerated: bool | None = None) -> Lark:
@@ -668,19 +663,6 @@ def _describe_expected(lark: Lark, names) -> list[str]:
         except Exception:  # noqa: BLE001 - any unknown terminal name is shown raw
             out.append(n)
     return sorted(set(out))
-
-
-@contextmanager
-def _gc_paused():
-    """The cyclic garbage collector off for a block that allocates many long-lived, acyclic
-    objects (an IR tree): left on, it scans them again and again while they are being built."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def parse(text: str, file: str = "<text>", *, lenient: bool = False, diagnostics: list | None = None) -> ir.Module:

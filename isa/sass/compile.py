@@ -17,8 +17,8 @@ A ``ptxas -v`` report and what :func:`resources_from_log` makes of it::
     Resources(registers=32, registers_allocated=32, spill_stores=0, spill_loads=0,
               shared_bytes=8192, stack_bytes=0, barriers=1)
 
-Results are cached under ``$KERNLENS_CACHE`` (default ``$XDG_CACHE_HOME/kernlens`` or
-``~/.cache/kernlens``), in ``sass/<sha256>.json``, keyed by the PTX text, the target and the
+Results are cached in ``sass/<sha256>.json`` of the kernlens cache (:mod:`isa.cache`: ``$KERNLENS_CACHE``,
+else the user cache folder; off with ``KERNLENS_NO_CACHE=1``), keyed by the PTX text, the target and the
 tools' versions, so a second analysis of the same file runs no tool at all.
 """
 
@@ -206,12 +206,12 @@ def _ptxas_error(log: str, text: str, file: str) -> KernlensError:
 # --------------------------------------------------------------------------------------------
 
 
-def cache_dir() -> Path:
-    root = os.environ.get("KERNLENS_CACHE")
-    if root:
-        return Path(root) / "sass"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kernlens" / "sass"
+def cache_dir() -> Path | None:
+    """``sass/`` of the kernlens cache (:mod:`isa.cache`), or None with ``KERNLENS_NO_CACHE=1``."""
+    from isa import cache
+
+    root = cache.root()
+    return None if root is None else root / "sass"
 
 
 def cache_key(text: str, target: str) -> str:
@@ -223,7 +223,10 @@ def cache_key(text: str, target: str) -> str:
 
 
 def _load_cached(key: str) -> Compiled | None:
-    p = cache_dir() / f"{key}.json"
+    d = cache_dir()
+    if d is None:
+        return None
+    p = d / f"{key}.json"
     try:
         d = json.loads(p.read_text())
     except (OSError, ValueError):
@@ -234,6 +237,8 @@ def _load_cached(key: str) -> Compiled | None:
 
 def _store(key: str, c: Compiled) -> None:
     d = cache_dir()
+    if d is None:
+        return
     try:
         d.mkdir(parents=True, exist_ok=True)
         tmp = d / f".{key}.{os.getpid()}.tmp"

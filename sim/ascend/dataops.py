@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 
-import ml_dtypes
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -28,9 +27,22 @@ from isa.errors import SimulationError
 
 from .events import Mad, Move, Vec
 
-_NP = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "s8": np.int8, "u8": np.uint8,
+
+class _Dtypes(dict):
+    """PTX-style type name -> numpy type; bf16 (ml_dtypes, ~0.5 s of CPU to import) on first use."""
+
+    def __missing__(self, t: str):
+        if t != "bf16":
+            raise KeyError(t)
+        from sim.numerics.formats import ml_dtype
+
+        self[t] = ml_dtype("bfloat16").type
+        return self[t]
+
+
+_NP = _Dtypes({"f16": np.float16, "f32": np.float32, "s8": np.int8, "u8": np.uint8,
        "s16": np.int16, "u16": np.uint16, "s32": np.int32, "u32": np.uint32, "b8": np.uint8, "b16": np.uint16,
-       "b32": np.uint32, "u64": np.uint64, "s64": np.int64, "b64": np.uint64, "f64": np.float64}
+       "b32": np.uint32, "u64": np.uint64, "s64": np.int64, "b64": np.uint64, "f64": np.float64})
 _SIZE = {"f16": 2, "bf16": 2, "f32": 4, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "s32": 4, "u32": 4}
 
 
@@ -416,7 +428,7 @@ def quantize(x: np.ndarray, mode: str, qpre: int, per_channel: np.ndarray | None
     if mode == "F322F16":
         return x.astype(np.float16), "f16"
     if mode == "F322BF16":
-        return x.astype(ml_dtypes.bfloat16), "bf16"
+        return x.astype(_NP["bf16"]), "bf16"
     fields = [_quant_fields(int(q)) for q in per_channel] if per_channel is not None else None
     if fields is not None:
         scale = np.array([f[0] for f in fields], dtype=np.float32)[None, :]

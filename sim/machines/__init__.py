@@ -8,7 +8,6 @@ H200 timing model (:mod:`sim.timing.sm`, :mod:`sim.timing.occupancy`) and the As
 
 from __future__ import annotations
 
-import tomllib
 from functools import lru_cache
 from pathlib import Path
 
@@ -35,12 +34,27 @@ def path_of(name_or_path: str | Path) -> Path:
 
 @lru_cache(maxsize=16)
 def _read(path: Path) -> dict:
+    """The parsed tables of a model file; from the on-disk cache (:mod:`isa.cache`, keyed by the
+    file's text) when this text was parsed before: tomllib's import and parse cost each start-up
+    ~5 ms."""
+    from isa import cache
+
     try:
-        return tomllib.loads(path.read_text())
+        text = path.read_text()
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read machine model: {exc}", Span(str(path))) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"machine model is not valid TOML: {exc}", Span(str(path))) from None
+    key = cache.key("machine-toml", text) if cache.enabled() else None     # tomllib: same text, same tables
+    tables = cache.load("machine", key) if key else None
+    if tables is None:
+        import tomllib
+
+        try:
+            tables = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(f"machine model is not valid TOML: {exc}", Span(str(path))) from None
+        if key:
+            cache.store("machine", key, tables)
+    return tables
 
 
 def load(name_or_path: str | Path) -> tuple[Path, dict]:

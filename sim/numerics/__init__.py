@@ -45,20 +45,41 @@ Precision modes (:mod:`.precision`)
     ``check_kernel(mode, facts, origin_dtype=None)``.  See ``docs/numerics.md``.
 """
 
-from .arith import add, cvt_float, div, fma, mul, sqrt, sub
-from .codec import (PTX_CANONICAL_NAN, decode, encode, ordinal, pack_int4, ulp, ulp_distance,
-                    unpack_int4, values_to_bits)
-from .formats import (ALIASES, FORMATS, FloatFormat, IntFormat, describe, float_format,
-                      get_format, int_format)
-from .hif8 import HIF8_VALUES, hif8_decode
-from .calibrate import Calibrator, calibrate, params_from_range
-from .overflow import OverflowReport, gemm_with_overflow, lowp_gemm
-from .precision import (ArithmeticFact, MixList, PrecisionPolicy, Selection, Violation,
-                        check_kernel)
-from .quant import QGemmResult, QuantParams, dequantize, fake_quantize, quantize, quantized_gemm
-from .report import ErrorReport, error_report
-from .rounding import (MODES, float_to_int, int_to_float, normalize_mode, round_float,
-                       round_fraction, round_integral, sat01, saturate_int, wrap_int)
+# Each name is imported from its module on first use (PEP 562): a launch that needs only the
+# codec does not pay for quantisation, calibration or the precision-mode tables at start-up.
+_WHERE = {
+    "arith": "add cvt_float div fma mul sqrt sub",
+    "codec": "PTX_CANONICAL_NAN decode encode ordinal pack_int4 ulp ulp_distance unpack_int4 values_to_bits",
+    "formats": "ALIASES FORMATS FloatFormat IntFormat describe float_format get_format int_format",
+    "hif8": "HIF8_VALUES hif8_decode",
+    "overflow": "OverflowReport gemm_with_overflow lowp_gemm",
+    "precision": "ArithmeticFact MixList PrecisionPolicy Selection Violation check_kernel",
+    "quant": "QGemmResult QuantParams dequantize fake_quantize quantize quantized_gemm",
+    "report": "ErrorReport error_report",
+    "rounding": "MODES float_to_int int_to_float normalize_mode round_float round_fraction round_integral "
+                "sat01 saturate_int wrap_int",
+}
+_MODULE_OF = {name: mod for mod, names in _WHERE.items() for name in names.split()}
+
+# ``calibrate`` names both a module and its function: imported now, so that the package's
+# attribute is the function whatever is imported later
+from .calibrate import Calibrator, calibrate, params_from_range  # noqa: E402
+
+
+def __getattr__(name: str):
+    mod = _MODULE_OF.get(name)
+    if mod is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{mod}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_MODULE_OF))
+
 
 __all__ = [
     "ALIASES", "FORMATS", "FloatFormat", "HIF8_VALUES", "IntFormat", "MODES", "PTX_CANONICAL_NAN",

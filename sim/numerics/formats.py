@@ -18,8 +18,8 @@ Float formats carry ``specials``:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
-import ml_dtypes
 import numpy as np
 
 from isa.errors import InputError
@@ -33,9 +33,11 @@ class FloatFormat:
 
     ``mbits`` is the stored mantissa width (precision is ``mbits + 1``); ``emin``/``emax`` are the
     unbiased exponents of the smallest and largest normal binade.  ``np_dtype`` is the numpy /
-    ml_dtypes type that holds the values (None for HiF8), ``storage`` the unsigned integer type
-    of a bit pattern, ``shift`` where the pattern sits inside it (tf32 is an f32 word whose low
-    13 bits are zero).
+    ml_dtypes type that holds the values (None for HiF8 and tf32; ``dtype`` names it: a numpy
+    dtype, or the name of an ml_dtypes type, imported on first use: ml_dtypes costs ~0.5 s of CPU
+    to import, which a launch without bf16 or fp8 need not pay), ``storage`` the unsigned integer
+    type of a bit pattern, ``shift`` where the pattern sits inside it (tf32 is an f32 word whose
+    low 13 bits are zero).
     """
 
     name: str
@@ -48,12 +50,16 @@ class FloatFormat:
     min_normal: float
     min_subnormal: float
     specials: str
-    np_dtype: object
+    dtype: object
     storage: object
     nan_bits: int
     shift: int = 0
 
     kind = "float"
+
+    @property
+    def np_dtype(self):
+        return ml_dtype(self.dtype) if isinstance(self.dtype, str) else self.dtype
 
     @property
     def eps(self) -> float:
@@ -118,6 +124,15 @@ class IntFormat:
 Format = FloatFormat | IntFormat
 
 
+@cache
+def ml_dtype(name: str) -> np.dtype:
+    """The numpy dtype of ml_dtypes' type ``name`` (``'bfloat16'``, ``'float8_e4m3fn'``...),
+    importing ml_dtypes on first use (which also registers its casts with numpy)."""
+    import ml_dtypes
+
+    return np.dtype(getattr(ml_dtypes, name))
+
+
 def _ieee(name, ebits, mbits, np_dtype, storage, nan_bits, specials="ieee", bits=None, shift=0):
     bias = (1 << (ebits - 1)) - 1
     emin = 1 - bias
@@ -129,7 +144,7 @@ def _ieee(name, ebits, mbits, np_dtype, storage, nan_bits, specials="ieee", bits
         top = 2.0 - 2.0 ** (1 - mbits)
     return FloatFormat(name=name, bits=bits or 1 + ebits + mbits, ebits=ebits, mbits=mbits,
                        emin=emin, emax=emax, max=top * 2.0 ** emax, min_normal=2.0 ** emin,
-                       min_subnormal=2.0 ** (emin - mbits), specials=specials, np_dtype=np_dtype,
+                       min_subnormal=2.0 ** (emin - mbits), specials=specials, dtype=np_dtype,
                        storage=storage, nan_bits=nan_bits, shift=shift)
 
 
@@ -137,12 +152,12 @@ F64 = _ieee("f64", 11, 52, np.dtype(np.float64), np.uint64, 0x7FF8000000000000)
 F32 = _ieee("f32", 8, 23, np.dtype(np.float32), np.uint32, 0x7FC00000)
 TF32 = _ieee("tf32", 8, 10, None, np.uint32, 0x7FC00000, bits=32, shift=13)
 F16 = _ieee("f16", 5, 10, np.dtype(np.float16), np.uint16, 0x7E00)
-BF16 = _ieee("bf16", 8, 7, np.dtype(ml_dtypes.bfloat16), np.uint16, 0x7FC0)
-E5M2 = _ieee("e5m2", 5, 2, np.dtype(ml_dtypes.float8_e5m2), np.uint8, 0x7E)
-E4M3 = _ieee("e4m3", 4, 3, np.dtype(ml_dtypes.float8_e4m3fn), np.uint8, 0x7F, specials="fn")
+BF16 = _ieee("bf16", 8, 7, "bfloat16", np.uint16, 0x7FC0)
+E5M2 = _ieee("e5m2", 5, 2, "float8_e5m2", np.uint8, 0x7E)
+E4M3 = _ieee("e4m3", 4, 3, "float8_e4m3fn", np.uint8, 0x7F, specials="fn")
 HIF8 = FloatFormat(name="hif8", bits=8, ebits=0, mbits=3, emin=-15, emax=15,
                    max=float(HIF8_VALUES[MAX_CODE]), min_normal=2.0 ** -15,
-                   min_subnormal=2.0 ** -22, specials="hif8", np_dtype=None, storage=np.uint8,
+                   min_subnormal=2.0 ** -22, specials="hif8", dtype=None, storage=np.uint8,
                    nan_bits=0x80)
 
 S4 = IntFormat("s4", 4, True, np.dtype(np.int8))

@@ -130,21 +130,56 @@ def call_parts(ins: ir.Instruction):
 
 
 def call_graph_cycles(functions: dict[str, ir.Function]) -> set[str]:
-    """Functions that can reach themselves through direct calls."""
-    import networkx as nx
-
-    g = nx.DiGraph()
+    """Functions that can reach themselves through direct calls: the members of the call graph's
+    strongly connected components that hold a cycle (Tarjan's algorithm, iterative)."""
+    succ: dict[str, list[str]] = {}
     for n, f in functions.items():
-        g.add_node(n)
-        for ins in f.instructions:
-            if ins.opcode == "call":
-                c = _call_parts(ins)[1]
-                if isinstance(c, ir.Symbol) and c.name in functions:
-                    g.add_edge(n, c.name)
-    out = set()
-    for comp in nx.strongly_connected_components(g):
-        if len(comp) > 1 or any(g.has_edge(n, n) for n in comp):
-            out |= comp
+        succ[n] = [c.name for ins in f.instructions if ins.opcode == "call"
+                   for c in (_call_parts(ins)[1],) if isinstance(c, ir.Symbol) and c.name in functions]
+    return cyclic_nodes(succ)
+
+
+def cyclic_nodes(succ: dict[str, list[str]]) -> set[str]:
+    """The nodes of the graph ``succ`` (node -> successors) that lie on a cycle (a self-loop
+    included): the members of its strongly connected components that hold a cycle."""
+    out: set[str] = set()
+    if not any(succ.values()):
+        return out
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    for root in succ:
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            v, i = work.pop()
+            if i == 0:
+                index[v] = low[v] = len(index)
+                stack.append(v)
+                on_stack.add(v)
+            if i < len(succ[v]):
+                work.append((v, i + 1))
+                w = succ[v][i]
+                if w not in index:
+                    work.append((w, 0))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            if low[v] == index[v]:  # v roots a component: pop it
+                comp = set()
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.add(w)
+                    if w == v:
+                        break
+                if len(comp) > 1 or v in succ[v]:
+                    out |= comp
+            if work:  # back in the caller: fold the callee's low-link into it
+                u = work[-1][0]
+                low[u] = min(low[u], low[v])
     return out
 
 

@@ -345,9 +345,13 @@ def scalar_bytes(p: ir.Variable, a, i: int) -> bytes:
         bits = 8 * cd.itemsize
         if is_float:
             hint = ""
-            if isinstance(a, np.floating):
+            if isinstance(a, np.floating) and a.dtype.itemsize == cd.itemsize:
                 u = f"uint{8 * a.dtype.itemsize}"
                 hint = f" ({got}.view(np.{u}) = {int(np.asarray(a).view(u))})"
+            elif bits in (16, 32, 64) and np.isfinite(float(a)):
+                # the bit pattern must have the parameter's width: a 16-bit float's for a .u16
+                hint = (f" of a {bits}-bit float (np.float{bits}({float(a)!r}).view(np.uint{bits}) = "
+                        f"{int(np.asarray(float(a), dtype=f'float{bits}').view(f'uint{bits}'))})")
             raise InputError(f"argument {i} ({got}) does not fit {where}: a float is not converted to an "
                              f"integer parameter; pass the bit pattern{hint} or an integer")
         if is_int:

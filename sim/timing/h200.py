@@ -13,11 +13,13 @@ from __future__ import annotations
 import math
 import time
 
+from sim import machines
+
 from .occupancy import occupancy
 from .regs import registers_per_thread
 from .sm import SM, load_params, op_facts, sm_ctas
 from .stalls import Stalls
-from .schedule import block_orders, reorder, reorder_index
+from .schedule import block_orders, reorder_index
 from .streams import WarpStreams
 
 PER_SP = ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma")
@@ -46,6 +48,9 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     t0 = time.perf_counter()
     P = load_params(machine)
     H = P.hier
+    raw = machines.load(machine)[1]
+    l2_bytes = raw["chip"]["l2_bytes"]["value"]                    # 60 MiB (h200.md)
+    max_warps = raw["occupancy"]["max_warps_per_sm"]["value"]      # 64
     facts = op_facts(state, P)
     ncta, sms, wpc = state.ncta, P.sms, state.tpc // 32
     k = max(1, occ.ctas_per_sm)
@@ -59,19 +64,33 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
         bases = [b.base for b in gmem.buffers]
         ends = [b.base + b.size for b in gmem.buffers]
     rd, wr = streams.footprint(bases, ends, f)
+    # the DRAM moves 64-byte granules: a sector read alone in its granule costs two
+    gran = streams.granule_factor(max(1, int(H.get("dram_granule", 32) // 32)))
+    dram_bpc /= gran
     accesses = streams.global_sectors * f
     foot = (rd + wr) * 32
     h2 = max(0.0, 1.0 - (rd + wr) / accesses) if accesses else 1.0
-    if foot > 62914560:
-        h2 *= 62914560 / foot
+    if foot > l2_bytes:
+        h2 *= l2_bytes / foot
     shared_alloc = getattr(occ, "carveout_bytes", 0) or 0
     l1_lines = int(max(H["l1_bytes"] - shared_alloc, 16384) // H["l1_line"])
 
     # each warp's stream in ptxas's order of every basic block (sim/timing/schedule.py)
     orders = block_orders(state, facts, P.lat["global_l2"], streams.merged)
 
+    index: dict[int, object] = {}         # warp -> its replay order (reorder_index), for streams and waits
+
+    def replay_index(w):
+        if w not in index:
+            index[w] = reorder_index(streams.pcs(w), orders)
+        return index[w]
+
     def cta_streams(c):
-        return [reorder(streams.streams.get(c * wpc + w, []), orders) for w in range(wpc)]
+        out = []
+        for w in range(c * wpc, (c + 1) * wpc):
+            s, ix = streams.streams.get(w, []), replay_index(w)
+            out.append(s if ix is None else [s[i] for i in ix.tolist()])
+        return out
 
     if simulated is None and ncta > sms:
         lists = [sm_ctas(ncta, sms, s) for s in range(sms)]
@@ -84,14 +103,16 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     scale = waves_sm0 / math.ceil(len(sim_ctas) / k) if sampled else 1.0
     per_sm = [[cta_streams(c) for c in lst] for lst in lists]
     log = getattr(streams, "async_log", None)          # where the functional semantics completed async work
-    waits = log.by_warp(lambda w: reorder_index(streams.streams.get(w, []), orders)) if log is not None else None
+    waits = log.by_warp(replay_index) if log is not None else None
+
+    def one(i, dram_latency, traced=False):
+        # lists[i] is what SM i runs (every SM's list, one CTA per SM, or SM 0's sample)
+        sm = SM(facts, P, ctas_per_sm=k, warps_per_cta=wpc, l1_lines=l1_lines, l2_hit=h2s[0], dram_bpc=dram_bpc,
+                l2_bpc=l2_bpc, trace=traced, leaders=leaders, dram_latency=dram_latency, sm_index=i)
+        return sm.run(per_sm[i], ids=list(lists[i]) if waits is not None else None, waits=waits)
 
     def replay(dram_latency):
-        runs = []
-        for lst, cl in zip(lists, per_sm):
-            sm = SM(facts, P, ctas_per_sm=k, warps_per_cta=wpc, l1_lines=l1_lines, l2_hit=h2s[0], dram_bpc=dram_bpc,
-                    l2_bpc=l2_bpc, trace=trace and not runs, leaders=leaders, dram_latency=dram_latency)
-            runs.append(sm.run(cl, ids=list(lst) if waits is not None else None, waits=waits))
+        runs = [one(i, dram_latency) for i in range(len(lists))]
         slow = max(runs, key=lambda r: r.cycles)
         return runs, slow, slow.cycles * scale
 
@@ -115,8 +136,8 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     ll = sum(r.l2_load_sectors for r in runs) * (f if sampled else 1.0)
     if ll > 0:
         h2_loads = max(0.0, 1.0 - rd / ll)
-        if foot > 62914560:
-            h2_loads *= 62914560 / foot
+        if foot > l2_bytes:
+            h2_loads *= l2_bytes / foot
         if abs(h2_loads - h2) > 0.05:
             h2s[0] = h2_loads
             runs, slow, sm_cycles = replay(L0)
@@ -133,6 +154,9 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
                 hi = mid
         dram_latency = 0.5 * (lo + hi)
         runs, slow, sm_cycles = replay(dram_latency)
+    # the trace: the slowest SM (the one that sets the time) replayed once more, recording slices
+    # (the replay is deterministic: its figures are those of ``slow``)
+    slices = one(runs.index(slow), dram_latency, traced=True).slices if trace else None
     # chip-wide totals (sampled figures scaled to the launch)
     issued = sum(r.issued for r in runs) * (f if sampled else 1.0)
     stalls = Stalls()
@@ -142,9 +166,9 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     l1_hit = sum(r.l1_hit_sectors for r in runs)
     l2_sec = sum(r.l2_sectors for r in runs) * (f if sampled else 1.0)
     l2_ld = sum(r.l2_load_sectors for r in runs) * (f if sampled else 1.0)
-    dram_read, dram_write = rd * 32, wr * 32
-    if foot > 62914560:       # footprint over L2: the loads that miss it (stores read no DRAM)
-        dram_read = max(dram_read, l2_ld * 32 * (1 - h2s[0]))
+    dram_read, dram_write = rd * 32 * gran, wr * 32
+    if foot > l2_bytes:       # footprint over L2: the loads that miss it (stores read no DRAM)
+        dram_read = max(dram_read, l2_ld * 32 * gran * (1 - h2s[0]))
     dram_cycles = (dram_read + dram_write) / (H["dram_bw"] / P.hz)
     l2_cycles = l2_sec * 32 / (H["l2_bw"] / P.hz)
     over = H["launch_overhead"]
@@ -173,7 +197,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     else:
         bound = f"latency ({stalls.top() or 'none'})"
     ctas_sm0 = min(k, len(sm_ctas(ncta, sms, 0)))
-    achieved = ctas_sm0 * wpc / 64.0
+    achieved = ctas_sm0 * wpc / max_warps
     per_issue = stalls.per_issue(issued)
     l2_req = l2_sec
     return {
@@ -185,21 +209,24 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
         "issued_warp_instructions": issued,
         "occupancy": {"theoretical": occ.theoretical, "achieved": achieved, "limiter": occ.limiter,
                       "ctas_per_sm": occ.ctas_per_sm, "registers_per_thread": regs.per_thread,
-                      "registers_source": regs.source, "waves": ncta / (k * sms)},
+                      "registers_source": regs.source, "waves": ncta / (k * sms),
+                      # whole waves of k x sms CTAs, and how full the last (tail) wave is
+                      "wave_count": math.ceil(ncta / (k * sms)),
+                      "tail_wave": (ncta - (math.ceil(ncta / (k * sms)) - 1) * k * sms) / (k * sms)},
         "pipes": sm_busy,
         "stalls": per_issue,
         "top_stall": next(iter(per_issue), None),
         "memory": {"l1_hit_rate": l1_hit / l1_tot if l1_tot else None,
                    # stores hit: the L2 is write-back and allocates on write (ncu_deep dequantize_s8
                    # perf: 2.10 M store sectors, 0.52 M read from DRAM -> 80.7 %, ncu 81.6 %)
-                   "l2_hit_rate": max(0.0, 1.0 - dram_read / 32 / l2_req) if l2_req else None,
+                   "l2_hit_rate": max(0.0, 1.0 - dram_read / gran / 32 / l2_req) if l2_req else None,
                    "dram_bytes_read": dram_read, "dram_bytes_write": dram_write,
                    "l2_sectors": l2_req,
                    "shared_wavefronts": streams.shared_wavefronts * f},
         "bound": bound,
         "sampled": sampled, "simulated_ctas": len(sim_ctas), "ctas": ncta,
         "model_seconds": time.perf_counter() - t0,
-        "_slices": slow.slices,
+        **({"_slices": slices} if trace else {}),
     }
 
 

@@ -5,6 +5,15 @@ in warps stalled per issued instruction). Every number is modelled."""
 from __future__ import annotations
 
 
+def _waves(occ: dict) -> str:
+    n, tail = occ.get("wave_count"), occ.get("tail_wave")
+    if n is None or tail is None:
+        return "waves of CTAs per SM x SMs"
+    if n == 1:
+        return f"one partial wave, {100 * tail:.0f}% of the CTA slots" if tail < 1 else "one full wave"
+    return f"{n} waves, the tail wave {100 * tail:.0f}% full" if tail < 1 else f"{n} full waves"
+
+
 def render(tm: dict) -> str:
     occ, mem = tm["occupancy"], tm["memory"]
     out = [f"timing (modelled, {tm['model']}{', sampled ' + str(tm['simulated_ctas']) + ' of ' + str(tm['ctas']) + ' CTAs' if tm['sampled'] else ''}):",
@@ -25,7 +34,8 @@ def render(tm: dict) -> str:
                                                           if v["utilization"] > 0.001))
     out += ["  Occupancy",
             f"    theoretical / achieved  {100 * occ['theoretical']:.1f}% / {100 * occ['achieved']:.1f}%  "
-            f"(limiter: {occ['limiter']}, {occ['ctas_per_sm']} CTAs/SM, {occ['waves']:.2f} waves)",
+            f"(limiter: {occ['limiter']}, {occ['ctas_per_sm']} CTAs/SM)",
+            f"    waves                   {occ['waves']:.2f} ({_waves(occ)})",
             f"    registers per thread    {occ['registers_per_thread']} ({occ['registers_source']})",
             "  Memory"]
     f = lambda v: "-" if v is None else f"{100 * v:.1f}%"  # noqa: E731

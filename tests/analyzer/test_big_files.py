@@ -8,6 +8,7 @@ import io
 import pytest
 
 import analyzer.cli as cli
+from isa.ptx import chunks
 
 KERNEL = """
 .visible .entry k{i}(.param .u64 out, .param .u32 n)
@@ -44,26 +45,54 @@ def big(tmp_path):
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
-def test_batched_reports_are_the_whole_file_reports(big, tmp_path, monkeypatch, fmt):
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_batched_reports_are_the_whole_file_reports(big, tmp_path, monkeypatch, fmt, jobs):
     args = [str(big), "--format", fmt, "--expect", "INT_ARITH>=3", "--precision-mode", "force_fp32"]
     whole, batched = tmp_path / "whole", tmp_path / "batched"
     assert cli.main(args + ["-o", str(whole)]) in (0, 1)
     monkeypatch.setattr(cli, "STREAM_CHARS", 2000)
     monkeypatch.setattr(cli, "BATCH_CHARS", 3000)
     calls = []
-    real = cli._modules
+    real = chunks.Split.module
 
-    def spy(*a):
-        for m in real(*a):
-            calls.append(len(m.kernels))
-            yield m
+    def spy(self, i, j, *a):
+        calls.append(j - i)
+        return real(self, i, j, *a)
 
-    monkeypatch.setattr(cli, "_modules", spy)
-    assert cli.main(args + ["-o", str(batched)]) in (0, 1)
-    assert len(calls) > 5 and sum(calls) == 60 and max(calls) < 10     # parsed batch by batch
+    monkeypatch.setattr(chunks.Split, "module", spy)
+    assert cli.main(args + ["--jobs", jobs, "-o", str(batched)]) in (0, 1)
+    if jobs == "1":                   # (the workers' calls are not seen here)
+        assert len(calls) > 5 and sum(calls) == 60 and max(calls) < 10     # parsed batch by batch
+    else:
+        assert calls == []            # every batch was done in a worker process
     assert batched.read_text() == whole.read_text()
     if fmt == "text":
         assert whole.read_text().count("─ k") == 60
+
+
+def test_batches_parsed_whole_where_the_module_level_part_does_not_split(big, tmp_path, monkeypatch):
+    """Without a header :class:`chunks.Split` recognises, each batch is the file with the other
+    kernels blanked: the same report."""
+    whole, batched = tmp_path / "whole", tmp_path / "batched"
+    assert cli.main([str(big), "--format", "json", "-o", str(whole)]) == 0
+    monkeypatch.setattr(cli, "STREAM_CHARS", 2000)
+    monkeypatch.setattr(cli, "BATCH_CHARS", 3000)
+    monkeypatch.setattr(chunks.Split, "make", classmethod(lambda cls, *a, **k: None))
+    assert cli.main([str(big), "--format", "json", "-o", str(batched)]) == 0
+    assert batched.read_text() == whole.read_text()
+
+
+def test_an_error_in_a_worker_batch_is_located_as_in_the_whole_file(big, tmp_path, monkeypatch, capsys):
+    text = big.read_text().replace("add.s32 %r3, %r3, 41;", "add.s32 %r3, %r3, 08;")
+    big.write_text(text)
+    assert cli.main([str(big)]) == 2
+    whole = capsys.readouterr().err
+    line = text[: text.index(", 08;")].count("\n") + 1
+    assert f"big.ptx:{line}:" in whole and "invalid octal integer literal '08'" in whole and "^" in whole
+    monkeypatch.setattr(cli, "STREAM_CHARS", 2000)
+    monkeypatch.setattr(cli, "BATCH_CHARS", 3000)
+    assert cli.main([str(big), "--jobs", "2"]) == 2
+    assert capsys.readouterr().err.endswith(whole)       # after the reports of the batches before it
 
 
 def test_text_is_written_as_each_batch_is_done_with_progress(big, monkeypatch, capsys):
@@ -86,7 +115,7 @@ def test_text_is_written_as_each_batch_is_done_with_progress(big, monkeypatch, c
         return orig(module, fn, **kw)
 
     monkeypatch.setattr(report, "analyze_function", spy)
-    assert cli.main([str(big)]) == 0
+    assert cli.main([str(big), "--jobs", "1"]) == 0
     # when the last kernel is analysed, the reports of the earlier batches are out already
     assert seen[-1][0] == "k59" and sum(n for _, n in seen) > 40
     text = err.getvalue()

@@ -166,3 +166,25 @@ def test_measured_loop_iterations():
     (tile,) = r.loops
     # K = 50 in tiles of 16: 4 tiles (the 16 multiply-adds of a tile unrolled by nvcc)
     assert (tile.iterations, tile.exact, tile.to_json()["measured"]) == (4, True, True)
+
+
+def test_a_loop_no_thread_reaches_is_not_entered_not_assumed(capsys):
+    """The README's demo (K=64): the wmma remainder loop (K/16 % 4 == 0) is skipped by the branch
+    before it. It was printed "iterations unknown (assumed 16)" beside exact counts; now "not entered"
+    (0 iterations, exact), and the main loop's single pass reads "1 iteration"."""
+    path = str(EXAMPLES / "ptx" / "hgemm_wmma.sm_90.ptx")
+    launch = ["--param", "K=64", "--grid", "2,3,1", "--block", "32,1,1"]
+    assert validate_kernel([path, *launch]) == 0
+    loops = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("loops"))
+    assert "L78-151 depth 1: 1 iteration," in loops and "L168-178 depth 1: not entered" in loops
+    assert "assumed" not in loops
+    assert validate_kernel([path, *launch, "--format", "json"]) == 0
+    k = json.loads(capsys.readouterr().out)["kernels"][0]
+    rem = next(li for li in k["loops"] if li["lines"][0] == 168)
+    assert (rem["entered"], rem["iterations"], rem["exact"]) == (False, 0, True)
+    assert k["dynamic"]["exact"] is True
+    # without K the remainder loop may run: still a named guess
+    assert validate_kernel([path, "--format", "json"]) == 0
+    k = json.loads(capsys.readouterr().out)["kernels"][0]
+    rem = next(li for li in k["loops"] if li["lines"][0] == 168)
+    assert rem["iterations"] is None and "entered" not in rem and rem["exact"] is False

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
 from isa.errors import SimulationError
@@ -25,25 +24,34 @@ class ElementType:
 
     ``bits`` is the width of one element inside a packed register (tf32 occupies a whole 32-bit
     register, f64 a 64-bit one; s4/u4 and b1 pack 8 and 32 to a register); ``np_dtype`` is the
-    numpy/ml_dtypes type of its values (the narrowest numpy integer for sub-byte types);
+    numpy/ml_dtypes type of its values (the narrowest numpy integer for sub-byte types; ``dtype``
+    names an ml_dtypes type as a string, imported on first use: :func:`sim.numerics.formats.ml_dtype`);
     ``integer`` marks s4/u4/b1/s8/u8/s32.
     """
 
     name: str
     bits: int
-    np_dtype: type
+    dtype: object
     integer: bool
     signed: bool = True
+
+    @property
+    def np_dtype(self):
+        if isinstance(self.dtype, str):
+            from sim.numerics.formats import ml_dtype
+
+            return ml_dtype(self.dtype)
+        return self.dtype
 
 
 ELEMENT_TYPES: dict[str, ElementType] = {
     "f16": ElementType("f16", 16, np.float16, False),
-    "bf16": ElementType("bf16", 16, ml_dtypes.bfloat16, False),
+    "bf16": ElementType("bf16", 16, "bfloat16", False),
     "tf32": ElementType("tf32", 32, np.float32, False),
     "f32": ElementType("f32", 32, np.float32, False),
     "f64": ElementType("f64", 64, np.float64, False),
-    "e4m3": ElementType("e4m3", 8, ml_dtypes.float8_e4m3fn, False),
-    "e5m2": ElementType("e5m2", 8, ml_dtypes.float8_e5m2, False),
+    "e4m3": ElementType("e4m3", 8, "float8_e4m3fn", False),
+    "e5m2": ElementType("e5m2", 8, "float8_e5m2", False),
     "s8": ElementType("s8", 8, np.int8, True, True),
     "u8": ElementType("u8", 8, np.uint8, True, False),
     "s32": ElementType("s32", 32, np.int32, True, True),

@@ -11,7 +11,7 @@ import pytest
 import isa
 from isa.ir import Instruction
 from isa.ptx.opcodes import SPECS, canonical, resolve, validate
-from tests.conftest import corpus_ptx_files
+from tests.conftest import corpus_ptx_params
 
 
 def _ins(text: str) -> Instruction:
@@ -19,7 +19,7 @@ def _ins(text: str) -> Instruction:
     return Instruction(op, tuple(mods))
 
 
-@pytest.mark.parametrize("path", corpus_ptx_files(), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", corpus_ptx_params(), ids=lambda p: p.name)
 def test_every_corpus_instruction_validates(path):
     module = isa.load(path)
     seen = 0

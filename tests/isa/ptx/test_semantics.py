@@ -9,7 +9,7 @@ from isa.ir import Address, Immediate, Instruction, Register, Vector
 from isa.ptx.semantics import CLASSES, describe
 from isa.semantics import Scope, Unit
 from isa.semantics import describe as describe_any
-from tests.conftest import corpus_ptx_files
+from tests.conftest import corpus_ptx_params
 
 
 def _ins(text: str, operands=()) -> Instruction:
@@ -176,7 +176,7 @@ def test_memoised_by_opcode_and_modifiers():
     assert a is b
 
 
-@pytest.mark.parametrize("path", corpus_ptx_files(), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", corpus_ptx_params(), ids=lambda p: p.name)
 def test_every_corpus_instruction_is_described(path):
     module = isa.load(path)
     for fn in module.functions:

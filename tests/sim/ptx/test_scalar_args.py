@@ -68,3 +68,16 @@ def test_out_of_range_and_floats_for_integers_are_errors():
         _run(0, n=2.0)
     with pytest.raises(InputError, match=r"parameter 2 \(k_f, .param .f16\).*bit pattern as np.uint16"):
         _run(0, f=np.int32(1))
+
+
+def test_the_bit_pattern_offered_has_the_parameters_width():
+    """np.float32(2.0) for a .u16 was told to pass np.float32(2.0).view(np.uint32) = 1073741824, a
+    value that does not fit 16 bits; the hint is now the 16-bit float's pattern, for Python floats too."""
+    for a in (np.float32(2.0), 2.0, np.float64(2.0)):
+        with pytest.raises(InputError) as e:
+            _run(a)
+        msg = str(e.value)
+        assert "np.float16(2.0).view(np.uint16) = 16384" in msg and "1073741824" not in msg, msg
+    with pytest.raises(InputError) as e:
+        _run(0, n=np.float32(1.5))                        # .s32: the float32's own pattern
+    assert "np.float32(1.5).view(np.uint32) = 1069547520" in str(e.value)
