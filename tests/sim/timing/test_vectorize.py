@@ -139,3 +139,14 @@ def test_timing_says_which_merges_it_used(monkeypatch):
     r = sim.run_kernel(isa.loads(_src(COLUMN)), "k", 1, 32, [out, np.uint32(0)], timing="h200")
     assert r.timing["shared_merges"]["source"] == "modelled"
     assert r.timing["memory"]["shared_wavefronts"] == pytest.approx(32 + 32 + 2)
+
+
+def test_the_text_report_says_where_the_merges_come_from():
+    import isa.sass
+    from sim.timing.report import render
+
+    out = np.zeros(32, np.float32)
+    r = sim.run_kernel(isa.loads(_src(COLUMN)), "k", 1, 32, [out, np.uint32(0)], timing="h200")
+    text = render(r.timing)
+    where = "from the SASS ptxas emitted" if isa.sass.available() else "modelled: no SASS here"
+    assert f"merged shared loads     4 PTX loads in 1 vector loads ({where})" in text
