@@ -103,7 +103,7 @@ def _results(args, job: "_Job", progress: "_Progress"):
         split = chunks.Split.make(text, f, found, lenient=args.lenient)
         if split is None:            # parsed as the whole file with the other kernels blanked: its errors
             for _names, piece in chunks.batches(text, max_chars=BATCH_CHARS, found=found):
-                yield _analyse(isa.loads(piece, f, lenient=args.lenient), job)
+                yield _analyse(isa.loads(piece, f, lenient=args.lenient, cache=False), job)
                 gc.collect()
             continue
         ranges = split.batches(BATCH_CHARS)

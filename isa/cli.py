@@ -66,7 +66,7 @@ def _pieces(args):
     by_name = {e.name: e for e in found}
     for k, (names, piece) in enumerate(batches):
         diagnostics = []
-        module = isa.loads(piece, args.file, lenient=args.lenient, diagnostics=diagnostics)
+        module = isa.loads(piece, args.file, lenient=args.lenient, diagnostics=diagnostics, cache=False)
         _report(module, diagnostics, seen)
         last = len(text) if k == len(batches) - 1 else by_name[names[-1]].start
         upto = text.count("\n", 0, last) + 1 if k < len(batches) - 1 else float("inf")

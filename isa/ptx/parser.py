@@ -18,12 +18,10 @@ on pure-Python Lark otherwise, with the same result.
 
 from __future__ import annotations
 
-import gc
 import os
 import re
 import struct
 import threading
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,6 +29,7 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedInput, VisitError
 
 from .. import ir
+from ..cache import gc_paused as _gc_paused
 from ..errors import Diagnostic, KernlensError, ParseError, SemanticError, Span
 from ..lark_errors import source_line as _line
 from ..lark_errors import syntax_error
@@ -664,19 +663,6 @@ def _describe_expected(lark: Lark, names) -> list[str]:
         except Exception:  # noqa: BLE001 - any unknown terminal name is shown raw
             out.append(n)
     return sorted(set(out))
-
-
-@contextmanager
-def _gc_paused():
-    """The cyclic garbage collector off for a block that allocates many long-lived, acyclic
-    objects (an IR tree): left on, it scans them again and again while they are being built."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def parse(text: str, file: str = "<text>", *, lenient: bool = False, diagnostics: list | None = None) -> ir.Module:
