@@ -28,7 +28,8 @@ Measured (``../shared/corpus/h200/ncu_deep.json``, ``l1tex__data_pipe_lsu_wavefr
 What is modelled (a static pass over the kernel plus a run-time check):
 
 * candidates are non-volatile ``ld.shared`` of 4- or 8-byte scalars (``.f32/.b32/.u32/.s32``,
-  ``.f64/.b64/.u64/.s64``) in one basic block (:class:`isa.cfg.Cfg`), addressed ``[%base+offset]``, same base, type and guard;
+  ``.f64/.b64/.u64/.s64``) in one basic block (:class:`isa.cfg.Cfg`), addressed ``[%base+offset]``
+  or ``[symbol+offset]`` (rmsnorm_bf16's ``part[0..7]``: two LDS.128 in its SASS), same base, type and guard;
 * a group ends at a write to the base register, a shared store or atomic, a barrier or fence, a call;
 * within a group, offsets ``o, o+w, o+2w, o+3w`` with ``o`` a multiple of ``4w`` (16 bytes at most,
   so only for 4-byte loads) become one 16-byte load, else pairs ``o, o+w`` with ``o`` a multiple of
@@ -70,8 +71,8 @@ def _scalar_shared_load(ins):
     if w is None or len(ins.operands) != 2:
         return None
     adr = ins.operands[1]
-    if not isinstance(adr, ir.Address) or not isinstance(adr.base, ir.Register) or adr.index is not None:
-        return None
+    if not isinstance(adr, ir.Address) or not isinstance(adr.base, (ir.Register, ir.Symbol)) or adr.index is not None:
+        return None         # [%base+offset], or [sym+offset] (a __shared__ array at constant indices)
     g = ins.guard
     return adr.base.name, w, (g.register, g.negated) if g else None, int(adr.offset or 0)
 
