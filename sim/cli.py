@@ -176,8 +176,10 @@ def run_ptx(args) -> int:
     given = [flag for dest, flag in ASCEND_ONLY.items() if getattr(args, dest, None) not in (None, False)
              and not (dest == "trace" and getattr(args, "timing", None))]
     if given:
+        trace = " (on PTX, --trace goes with --timing h200: the timing model's trace)" if "--trace" in given else ""
         raise InputError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for Ascend-like runs "
-                         f"(--machine davinci-a2); a PTX run checks against --reference or the manifest's reference")
+                         f"(--machine davinci-a2){trace}; a PTX run checks against --reference or the manifest's "
+                         "reference")
     if not args.launch:
         raise InputError("a PTX run needs --launch SPEC.json (or manifest.json#ENTRY)", Span(args.file))
     spec = L.load_launch(args.launch, args.kernel)
