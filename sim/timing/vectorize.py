@@ -29,7 +29,7 @@ What is modelled (a static pass over the kernel plus a run-time check):
 
 * candidates are non-volatile ``ld.shared`` of 4- or 8-byte scalars (``.f32/.b32/.u32/.s32``,
   ``.f64/.b64/.u64/.s64``) in one basic block (:class:`isa.cfg.Cfg`), addressed ``[%base+offset]``
-  or ``[symbol+offset]`` (rmsnorm_bf16's ``part[0..7]``: two LDS.128 in its SASS), same base, type and guard;
+  or ``[symbol+offset]`` (a ``__shared__`` array read at constant indices), same base, type and guard;
 * a group ends at a write to the base register, a shared store or atomic, a barrier or fence, a call;
 * within a group, offsets ``o, o+w, o+2w, o+3w`` with ``o`` a multiple of ``4w`` (16 bytes at most,
   so only for 4-byte loads) become one 16-byte load, else pairs ``o, o+w`` with ``o`` a multiple of
