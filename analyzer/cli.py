@@ -80,22 +80,6 @@ STREAM_CHARS = 4 << 20
 BATCH_CHARS = 1 << 20
 
 
-def jobs_wanted(jobs: int | None) -> int:
-    """Worker processes for a big file's batches: ``jobs`` when given (1: in this process), else
-    the CPUs this process may run on. Only where ``fork`` exists (Linux, macOS): elsewhere 1."""
-    import multiprocessing
-    import os
-
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return 1
-    if jobs:
-        return max(1, jobs)
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:            # macOS
-        return max(1, os.cpu_count() or 1)
-
-
 def _results(args, job: "_Job", progress: "_Progress"):
     """``(records, used parameter names)`` of every module to analyse, one module at a time: a
     big PTX file (more than :data:`STREAM_CHARS`) batch by batch of its kernels (each module with
@@ -119,11 +103,11 @@ def _results(args, job: "_Job", progress: "_Progress"):
         split = chunks.Split.make(text, f, found, lenient=args.lenient)
         if split is None:            # parsed as the whole file with the other kernels blanked: its errors
             for _names, piece in chunks.batches(text, max_chars=BATCH_CHARS, found=found):
-                yield _analyse(isa.loads(piece, f, lenient=args.lenient), job)
+                yield _analyse(isa.loads(piece, f, lenient=args.lenient, cache=False), job)
                 gc.collect()
             continue
         ranges = split.batches(BATCH_CHARS)
-        jobs = min(jobs_wanted(getattr(args, "jobs", None)), len(ranges))
+        jobs = min(chunks.jobs_wanted(getattr(args, "jobs", None)), len(ranges))
         if jobs <= 1:
             for i, j in ranges:
                 yield _analyse(split.module(i, j), job)

@@ -279,6 +279,11 @@ class Dataflow:
             if cmp in _UNSIGNED_CMP or t[0] in "ub":
                 a, b = _wrap(a, "u" + t[1:]), _wrap(b, "u" + t[1:])
             return _as_bool(_CMP[cmp](a, b))
+        if op == "cmp" and t is None and len(ops) == 3 and not any(v is None or isinstance(v, (float, np.ndarray))
+                                                                 for v in vals):
+            # the Ascend-like cmp.<cc> %p, a, b: 64-bit integers (docs/ascend-isa.md)
+            cmp = next((m for m in ins.modifiers if m in _CMP), None)
+            return None if cmp is None else _as_bool(_CMP[cmp](int(vals[0]), int(vals[1])))
         if op == "selp" and len(vals) == 3 and vals[2] is not None:
             if isinstance(vals[2], np.ndarray):
                 if vals[0] is None or vals[1] is None:

@@ -36,6 +36,10 @@ from .dataflow import Dataflow, _type
 
 ASSUMED_TRIPS = 16
 
+#: the compare that writes a loop's exit predicate: PTX ``setp.<cc>.<type>``; the Ascend-like
+#: ``cmp.<cc> %p, a, b`` (64-bit integers, docs/ascend-isa.md)
+COMPARES = ("setp", "cmp")
+
 
 @dataclass
 class LoopInfo:
@@ -178,7 +182,7 @@ class Estimator:
         k = next(iter(pdefs))
         setp = self.ins[k]
         cmp = _cmp_word(setp)
-        if setp.opcode != "setp" or cmp is None or len(setp.operands) != 3:
+        if setp.opcode not in COMPARES or cmp is None or len(setp.operands) != 3:
             return self._stepped(loop, b, branch_idx, stay_when_true, base) or \
                 LoopInfo(trips=None, exact=False, reason=f"exit test is not a simple compare (line {setp.span.line})",
                          **base)
@@ -646,7 +650,7 @@ def _step_value(ins, env: dict, const=None, fn=None):
 
     op, mods = ins.opcode, ins.modset
     t = _type(ins)
-    known = op in ("mov", "cvt", "not", "setp") or op in _STEP_OPS
+    known = op in ("mov", "cvt", "not") or op in COMPARES or op in _STEP_OPS
     if not known or (t and t[0] == "f") or (op == "mul" and "lo" not in mods and "wide" not in mods):
         return _UNSUPPORTED
     if const is None:
@@ -667,7 +671,7 @@ def _step_value(ins, env: dict, const=None, fn=None):
         return _wrap(int(args[0]), t) if t != "pred" else bool(args[0])
     if op == "not":
         return (not args[0]) if t == "pred" else _wrap(~int(args[0]), t)
-    if op == "setp":
+    if op in COMPARES:
         cmp = next((m for m in ins.modifiers if m in _CMP), None)
         if cmp is None or len(args) < 2:
             return None

@@ -161,7 +161,9 @@ def roofline_svg(machine, points, kinds=(), title: str | None = None) -> str:
         y = (n + j + 1) * 16
         out.append(f'<circle cx="9" cy="{y}" r="4" fill="{STATUS_COLOR[status]}"/>')
         out.append(f'<text class="legend-entry" x="24" y="{y + 4}">{status}'
-                   f'{" (static counts, time at the ceilings)" if status == "estimated" else ""}'
+                   # the x axis is per DRAM byte; a static estimate has no cache model: its bytes are the
+                   # global bytes the kernel requests, an upper bound on the DRAM traffic
+                   f'{" (static counts, every global byte taken as DRAM, time at the ceilings)" if status == "estimated" else ""}'
                    f'{" (timing model)" if status == "modelled" else ""}</text>')
     out.append('</g>')
     out.append('</svg>')
@@ -198,24 +200,13 @@ def point_from_dynamic(label: str, dyn: dict, seconds: float | None = None, stat
 
 
 def work_by_kind(infos, thread_counts, scale: float = 1.0) -> dict[str, float]:
-    """Operations of a run by the kind of peak they run at (:func:`analyzer.machine.work_kind`):
-    ``infos`` the instructions' semantics (``isa.semantics.describe``), ``thread_counts`` how many
-    threads executed each (the functional simulator's exact per-pc counts), times ``scale`` (a
-    sampled timing run's launch CTAs over the CTAs it ran). FLOPs and integer OPs of an instruction
-    of warp or warpgroup scope count once per warp or warpgroup, as the analyzer counts them."""
-    from .machine import work_kind
-    from .report import _SCOPE_DIV as div
+    """Operations of a run by the kind of peak they run at: :func:`analyzer.report.work_sums`
+    (the analyzer's one sum of work) of ``infos`` with ``thread_counts`` how many threads executed
+    each (the functional simulator's exact per-pc counts), times ``scale`` (a sampled timing run's
+    launch CTAs over the CTAs it ran)."""
+    from .report import work_sums
 
-    out: dict[str, float] = {}
-    for info, n in zip(infos, thread_counts):
-        if not n or info is None:
-            continue
-        ops = (info.flops or 0) + (info.int_ops or 0)
-        if not ops:
-            continue
-        kind = work_kind(info.family, info.unit.value, info.in_dtype)
-        out[kind] = out.get(kind, 0.0) + ops * n / div[info.scope] * scale
-    return out
+    return dict(work_sums(infos, thread_counts, scale).by_kind)
 
 
 def point_from_timing(label: str, timing: dict):

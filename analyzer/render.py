@@ -194,7 +194,10 @@ def _guesses(dyn: dict) -> str:
                          f"{hits[0]['assumed']}")
     needs = sorted({w for g in dyn["guesses"] for w in g["exact_with"]})
     text = "; ".join(parts) or "inexact branches"
-    return text + (f"; exact with {' '.join(needs)}" if needs else "")
+    text += f"; exact with {' '.join(needs)}" if needs else ""
+    if any(not g["exact_with"] for g in dyn["guesses"]):      # no parameter decides these: only a run
+        text += ("; the others" if needs else "; no parameter decides these,") + " only a run counts (`kernlens run`)"
+    return text
 
 
 def render_json(reports: list[KernelReport], *, precision: dict | None = None) -> str:

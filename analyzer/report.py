@@ -34,6 +34,48 @@ from .patterns import Expectation, compile_pattern, is_class_name
 _SCOPE_DIV = {Scope.LANE: 1, Scope.WARP: 32, Scope.WARPGROUP: 128, Scope.INSTRUCTION: 1}
 
 
+
+@dataclass
+class WorkSums:
+    """The operations of a kernel's instructions, each counted by how many threads executed it:
+    FLOPs and integer OPs by input dtype, and both by the kind of peak they run at
+    (:func:`analyzer.machine.work_kind`)."""
+
+    flops: Counter
+    int_ops: Counter
+    by_kind: Counter
+
+
+def work_sums(infos, counts, scale: float = 1.0) -> WorkSums:
+    """The one sum of a kernel's work (the analyzer's dynamic figures, the timing model's
+    ``result.timing["work"]``): ``infos`` the instructions' semantics (``isa.semantics.describe``,
+    ``None`` for none), ``counts`` how many threads executed each (estimated or measured), times
+    ``scale``. FLOPs and integer OPs of an instruction of warp or warpgroup scope count once per
+    warp or warpgroup."""
+    flops: Counter[str] = Counter()
+    int_ops: Counter[str] = Counter()
+    by_kind: Counter[str] = Counter()
+    facts: dict[int, tuple] = {}    # per distinct description: what the loop needs of it
+    for info, c in zip(infos, counts):
+        if not c or info is None:
+            continue
+        f = facts.get(id(info))
+        if f is None:
+            f = facts[id(info)] = (_SCOPE_DIV[info.scope], info.flops, info.int_ops, info.in_dtype or "?",
+                                   work_kind(info.family, info.unit.value, info.in_dtype)
+                                   if info.flops or info.int_ops else None)
+        div, n_flops, n_int, dtype, kind = f
+        share = c / div
+        if n_flops:
+            v = n_flops * share * scale
+            flops[dtype] += v
+            by_kind[kind] += v
+        if n_int:
+            v = n_int * share * scale
+            int_ops[dtype] += v
+            by_kind[kind] += v
+    return WorkSums(flops, int_ops, by_kind)
+
 @dataclass
 class Outcome:
     """The result of one expectation on one kernel."""
@@ -371,9 +413,8 @@ class KernelReport:
         loops_exact = self.measured is not None or all(
             li.exact for li in self.estimate.loops.values() if self.estimate.counts.get(li.header, 0) > 0)
         all_exact = all(exact) and loops_exact
-        flops: Counter[str] = Counter()
-        int_ops: Counter[str] = Counter()
-        by_kind: Counter[str] = Counter()
+        work = work_sums(self.infos, counts)
+        flops, int_ops, by_kind = work.flops, work.int_ops, work.by_kind
         nbytes: Counter[str] = Counter()
         mix: Counter[str] = Counter()
         mix_inexact: set[str] = set()
@@ -388,10 +429,9 @@ class KernelReport:
             f = facts.get(id(info))
             if f is None:
                 unit = info.unit.value
-                f = facts[id(info)] = (_SCOPE_DIV[info.scope], unit, info.classes, info.flops, info.int_ops,
-                                       info.in_dtype or "?", work_kind(info.family, unit, info.in_dtype),
+                f = facts[id(info)] = (_SCOPE_DIV[info.scope], unit, info.classes,
                                        info.bytes if info.space else 0, info.space)
-            div, unit, classes, n_flops, n_int, dtype, kind, n_bytes, space = f
+            div, unit, classes, n_bytes, space = f
             total += c
             share = c / div
             units[unit] += c
@@ -399,12 +439,6 @@ class KernelReport:
                 mix[cls] += c
                 if not exact[k]:
                     mix_inexact.add(cls)
-            if n_flops:
-                flops[dtype] += n_flops * share
-                by_kind[kind] += n_flops * share
-            if n_int:
-                int_ops[dtype] += n_int * share
-                by_kind[kind] += n_int * share
             if n_bytes:
                 nbytes[space] += n_bytes * share
                 if space == "local":
@@ -561,13 +595,13 @@ class KernelReport:
                 m, n, k = int(meta["m"]), int(meta["n"]), int(meta["k"])
                 ain, cout = size[meta["dtype"]], size[str(meta.get("out", meta["dtype"]))]
                 key = "int_ops" if meta["dtype"] == "s8" else "flops"
-                return {"op": op, key: 2 * m * n * k, "rule": "2 x m x n x k (.meta)",
+                return {"op": op, key: 2 * m * n * k, "rule": "2 x m x n x k (.meta)", "dtype": meta["dtype"],
                         "global_bytes": (m * k + k * n) * ain + m * n * cout,
                         "bytes_rule": "A and B read and C written once each (.meta shapes): a lower bound on the "
                                       "traffic, which `kernlens run` measures", "per": "launch"}
             if op == "reduce":
                 rows, cols, s = int(meta["rows"]), int(meta["cols"]), size[meta["dtype"]]
-                return {"op": op, "flops": rows * (cols - 1), "rule": "rows x (cols - 1) (.meta)",
+                return {"op": op, "flops": rows * (cols - 1), "rule": "rows x (cols - 1) (.meta)", "dtype": meta["dtype"],
                         "global_bytes": rows * cols * s + rows * s,
                         "bytes_rule": "every input read and every result written once (.meta shapes)", "per": "launch"}
             if op == "softmax":
@@ -622,7 +656,9 @@ class KernelReport:
             if work is not None:
                 out["work_from_meta"] = work
                 key = "int_ops" if "int_ops" in work else "flops"
-                out["flops"] = {"total": work.get("flops") or 0, "int_ops": work.get("int_ops", 0), "by_dtype": {},
+                ops_ = work.get(key)
+                out["flops"] = {"total": work.get("flops") or 0, "int_ops": work.get("int_ops", 0),
+                                "by_dtype": {work["dtype"]: ops_} if ops_ and work.get("dtype") else {},
                                 "per": "launch", "exact": work.get(key) is not None, "basis": ".meta shapes"}
                 out["bytes"] = {"global": work["global_bytes"], "per": "launch", "basis": work["bytes_rule"]}
                 ops = work.get(key)

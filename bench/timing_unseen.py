@@ -4,6 +4,7 @@
     PYTHONPATH=. python bench/timing_unseen.py --small        # the small launches too
     PYTHONPATH=. python bench/timing_unseen.py --no-ladder    # skip the corpus ladder (6 corpus 2048^3 runs)
     PYTHONPATH=. python bench/timing_unseen.py gemv_f32 --json out.json
+    PYTHONPATH=. python bench/timing_unseen.py --compare rows.json  # rows of bench/timing_h200.py --json beside
 
 The rule: these 11 kernels were written for issue #10's check "kernels the project has never seen" and
 are NEVER used for fitting. No number in ``sim/machines/h200.toml`` may be set or changed from them or
@@ -53,7 +54,9 @@ def row_of(e: dict, which: str, tm: dict, secs: float, spec, m: dict, d: dict, u
     return {"kernel": e["name"], "which": which, "unseen": unseen, "predicted": tm["cycles"], "measured": meas,
             "error": (tm["cycles"] - meas) / meas if meas else None, "top_stall": tm.get("top_stall"),
             "ncu_top_stall": ncu_top_stall(d) if d else None, "l2_hit_model": None if l2m is None else 100 * l2m,
-            "l2_hit_ncu": d.get("lts__t_sector_hit_rate.pct"), "dram_read_model": mem.get("dram_bytes_read"),
+            "l2_hit_ncu": d.get("lts__t_sector_hit_rate.pct"),
+            "l1_hit_model": None if mem.get("l1_hit_rate") is None else 100 * mem["l1_hit_rate"],
+            "l1_hit_ncu": d.get("l1tex__t_sector_hit_rate.pct"), "dram_read_model": mem.get("dram_bytes_read"),
             "dram_read_ncu": m.get("dram__bytes_read.sum"), "shared_wavefronts_model": mem.get("shared_wavefronts"),
             "shared_wavefronts_ncu": wf, "bound": tm.get("bound"), "sampled": tm.get("sampled"), "seconds": secs}
 
@@ -87,7 +90,7 @@ def summary(rows: list[dict], label: str) -> None:
     l2 = [r for r in sel if r["l2_hit_model"] is not None and r["l2_hit_ncu"] is not None]
     l2ok = sum(abs(r["l2_hit_model"] - min(100.0, r["l2_hit_ncu"])) <= 10 for r in l2)
     worst = max(sel, key=lambda r: abs(r["error"]))
-    print(f"{label:22s} n={len(sel):2d}  MAPE {mape:6.1f} %  within +-35 %: {within}/{len(sel)}  "
+    print(f"{label:24s} n={len(sel):2d}  MAPE {mape:6.1f} %  within +-35 %: {within}/{len(sel)}  "
           f"top stall = ncu: {top}/{len(sel)}  L2 hit within 10 pts: {l2ok}/{len(l2)}  "
           f"worst {worst['kernel']} {100 * worst['error']:+.1f} %")
 
@@ -124,6 +127,8 @@ def main(argv=None) -> int:
     ap.add_argument("--small", action="store_true", help="also the small launches")
     ap.add_argument("--no-ladder", action="store_true", help="skip the corpus SGEMM ladder")
     ap.add_argument("--json", help="write the rows as JSON")
+    ap.add_argument("--compare", metavar="ROWS.json",
+                    help="rows of `bench/timing_h200.py --json`: print its calibration and held-out thirds beside the unseen set")
     a = ap.parse_args(argv)
     print(RULE)
     man = json.loads((UNSEEN / "manifest.json").read_text())
@@ -139,6 +144,12 @@ def main(argv=None) -> int:
         rows.append(r)
     for which in whiches:
         summary([r for r in rows if r["which"] == which], f"unseen {which}")
+    if a.compare:
+        seen = [r for r in json.loads(Path(a.compare).read_text()) if r["which"] in whiches]
+        print(f"beside the corpus ({a.compare}, bench/timing_h200.py on the same model):")
+        for which in whiches:
+            summary([r for r in seen if r["which"] == which and not r["held_out"]], f"corpus fit 2/3 {which[:6]}")
+            summary([r for r in seen if r["which"] == which and r["held_out"]], f"corpus held 1/3 {which[:6]}")
     ts = [r["seconds"] for r in rows]
     if ts:
         print(f"prediction time (wall, this machine, loaded): max {max(ts):.1f} s, total {sum(ts):.1f} s")

@@ -12,9 +12,12 @@ from .errors import InputError, KernlensError, ParseError, SemanticError, Span
 from .ir import Function, Instruction, Module
 
 __all__ = ["load", "loads", "Module", "Function", "Instruction", "KernlensError", "ParseError",
-           "SemanticError", "InputError", "Span", "detect_isa"]
+           "SemanticError", "InputError", "Span", "detect_isa", "KERNEL_DIRECTIVE"]
 
 _ASCEND_SUFFIXES = (".asm", ".s", ".cce", ".dav")
+
+#: the directive that opens a kernel, per ISA (for messages such as "no kernel (.kernel) in F")
+KERNEL_DIRECTIVE = {"ptx": ".entry", "ascend": ".kernel"}
 
 
 def detect_isa(text: str, path: str | None = None) -> str:
@@ -59,12 +62,13 @@ def read_text(path: str | Path) -> str:
 
 
 #: texts up to this size have their parse cached on disk (:mod:`isa.cache`); a bigger file is
-#: parsed each time (its pickle would be large, and ``kernels=`` parses only what is asked for)
-CACHE_MAX_BYTES = 8 << 20
+#: parsed each time (its pickle, ~6x the text, would be large; ``kernels=`` parses only what is
+#: asked for, and the big-file paths parse batch by batch with ``cache=False``)
+CACHE_MAX_BYTES = 4 << 20
 
 
 def loads(text: str, file: str = "<text>", *, isa: str | None = None, lenient: bool = False,
-          diagnostics: list | None = None, kernels=None) -> Module:
+          diagnostics: list | None = None, kernels=None, cache: bool = True) -> Module:
     """Parse assembly ``text``.
 
     ``kernels`` (names) parses only those PTX kernels' definitions beside every module-level
@@ -75,17 +79,18 @@ def loads(text: str, file: str = "<text>", *, isa: str | None = None, lenient: b
     A module parsed before (same text, file name, options, and front-end code) comes from the
     on-disk cache (:mod:`isa.cache`; ~6 ms for a 20 kB kernel instead of ~40 ms with the parser's
     import), with the warnings its parse gave; a text that does not parse is never cached.
+    ``cache=False`` neither reads nor writes it (a batch of a big file, parsed once and dropped).
     """
     isa = isa or detect_isa(text, file if file != "<text>" else None)
     kernels = tuple(kernels) if kernels else None
     name = None
-    if len(text) <= CACHE_MAX_BYTES:
-        from . import cache
+    if cache and len(text) <= CACHE_MAX_BYTES:
+        from . import cache as disk
 
-        if cache.enabled():
-            name = cache.key("module", cache.code_version("isa"), isa, file, lenient,
-                             ",".join(sorted(kernels)) if kernels else "", text)
-            hit = cache.load("module", name)
+        if disk.enabled():
+            name = disk.key("module", disk.code_version("isa"), isa, file, lenient,
+                            ",".join(sorted(kernels)) if kernels else "", text)
+            hit = disk.load("module", name)
             if hit is not None:
                 module, warnings = hit
                 if diagnostics is not None:
@@ -96,9 +101,9 @@ def loads(text: str, file: str = "<text>", *, isa: str | None = None, lenient: b
     if diagnostics is not None:
         diagnostics.extend(warnings)
     if name is not None:
-        from . import cache
+        from . import cache as disk
 
-        cache.store("module", name, (module, warnings))
+        disk.store("module", name, (module, warnings))
     return module
 
 

@@ -19,8 +19,10 @@ The pickles are trusted like the user's own files: the folder is the user's.
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 
@@ -32,6 +34,20 @@ except ImportError:  # pragma: no cover - a Python built without it
 _MAGIC = b"kernlens-cache 1\n"
 _DIGEST = 32
 _LIMIT_MB = 512
+
+
+@contextmanager
+def gc_paused():
+    """The cyclic garbage collector off for a block that allocates many long-lived, acyclic
+    objects (an IR tree, parsed or unpickled): left on, it scans them again and again while they
+    are being built (unpickling a 20 kB kernel's module: 5.3 -> 2.8 ms)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def enabled() -> bool:
@@ -120,7 +136,8 @@ def load(kind: str, name: str):
         body = data[head:]
         if len(body) != size or blake2b(body, digest_size=_DIGEST).digest() != data[head - _DIGEST:head]:
             raise ValueError("bad digest")
-        obj = pickle.loads(body)
+        with gc_paused():
+            obj = pickle.loads(body)
     except Exception:  # noqa: BLE001 - any damaged entry is a miss
         try:
             path.unlink()

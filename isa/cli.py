@@ -25,6 +25,9 @@ def register(sub) -> None:
     p.add_argument("file", help="assembly file (.ptx, or .asm for the Ascend-like ISA)")
     p.add_argument("--lenient", action="store_true", help="unknown opcodes/modifiers are warnings, not errors")
     p.add_argument("-o", "--output", help="write here instead of standard output")
+    p.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
+                   help="worker processes for the kernel batches of a big PTX file (more than 4 MB; default 0: "
+                        "one per CPU; 1: none); the output is the same")
     p.set_defaults(func=run)
 
 
@@ -54,12 +57,16 @@ def _pieces(args):
         yield module.emit()
         return
     found = chunks.entries(text)
+    split = chunks.Split.make(text, args.file, found, lenient=args.lenient, diagnostics=(outside := []))
+    if split is not None:
+        yield from _split_pieces(args, split, outside, seen)
+        return
     done_to = 0                      # module-level items up to this line were written
     batches = list(chunks.batches(text, max_chars=BATCH_CHARS, found=found))
     by_name = {e.name: e for e in found}
     for k, (names, piece) in enumerate(batches):
         diagnostics = []
-        module = isa.loads(piece, args.file, lenient=args.lenient, diagnostics=diagnostics)
+        module = isa.loads(piece, args.file, lenient=args.lenient, diagnostics=diagnostics, cache=False)
         _report(module, diagnostics, seen)
         last = len(text) if k == len(batches) - 1 else by_name[names[-1]].start
         upto = text.count("\n", 0, last) + 1 if k < len(batches) - 1 else float("inf")
@@ -73,6 +80,75 @@ def _pieces(args):
                 lines += emit_item(item)
         done_to = upto
         yield "".join(x + "\n" for x in lines)
+
+
+def _split_pieces(args, split, outside_diagnostics: list, seen: set):
+    """The output of a big file whose module-level part :class:`isa.ptx.chunks.Split` parsed once:
+    the header, then the module-level items and each batch's kernels in file order (the same text
+    as :meth:`Module.emit` of the whole file), the batches formatted in ``--jobs`` processes."""
+    from .emit import emit_header, emit_item
+
+    _report(split.outside, outside_diagnostics, seen)
+    items, keys, a = split.outside.items, split.keys, 0
+    yield "".join(x + "\n" for x in emit_header(split.outside))
+    ranges = split.batches(BATCH_CHARS)
+    for (i, j), (texts, diagnostics) in zip(ranges, _formatted(args, split, ranges)):
+        _report(split.outside, diagnostics, seen)
+        lines = []
+        for k, kernel in zip(range(i, j), texts):
+            while a < len(items) and keys[a] < split.starts[k]:
+                lines += emit_item(items[a])
+                a += 1
+            lines.append(kernel)
+        yield "".join(x + "\n" for x in lines)
+    yield "".join(x + "\n" for item in items[a:] for x in emit_item(item))
+
+
+def _formatted(args, split, ranges):
+    """Per batch: (the text of each of its kernels, the warnings of its parse), in order."""
+    from .ptx.chunks import jobs_wanted
+
+    jobs = min(jobs_wanted(getattr(args, "jobs", None)), len(ranges))
+    if jobs <= 1:
+        for rng in ranges:
+            yield _format_batch(split, rng)
+        return
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(jobs, _worker_init, (split,)) as pool:
+        for rng, got in zip(ranges, pool.imap(_worker_batch, ranges)):
+            yield got if got is not None else _format_batch(split, rng)   # again here, to raise its error
+
+
+def _format_batch(split, rng: tuple[int, int]) -> tuple[list[str], list]:
+    from .emit import emit_item
+    from .ir import Function
+
+    diagnostics: list = []
+    module = split.module(*rng, diagnostics=diagnostics)
+    names = {e.name for e in split.found[rng[0]:rng[1]]}
+    texts = ["\n".join(emit_item(f)) for f in module.items
+             if type(f) is Function and f.is_kernel and f.body is not None and f.name in names]
+    return texts, diagnostics
+
+
+_WORKER: list = []
+
+
+def _worker_init(split) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)     # Ctrl-C is the parent's: it ends the pool
+    _WORKER[:] = [split]
+
+
+def _worker_batch(rng):
+    from .errors import KernlensError
+
+    try:
+        return _format_batch(_WORKER[0], rng)
+    except KernlensError:
+        return None
 
 
 def run(args) -> int:

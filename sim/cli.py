@@ -176,8 +176,10 @@ def run_ptx(args) -> int:
     given = [flag for dest, flag in ASCEND_ONLY.items() if getattr(args, dest, None) not in (None, False)
              and not (dest == "trace" and getattr(args, "timing", None))]
     if given:
+        trace = " (on PTX, --trace goes with --timing h200: the timing model's trace)" if "--trace" in given else ""
         raise InputError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for Ascend-like runs "
-                         f"(--machine davinci-a2); a PTX run checks against --reference or the manifest's reference")
+                         f"(--machine davinci-a2){trace}; a PTX run checks against --reference or the manifest's "
+                         "reference")
     if not args.launch:
         raise InputError("a PTX run needs --launch SPEC.json (or manifest.json#ENTRY)", Span(args.file))
     spec = L.load_launch(args.launch, args.kernel)
@@ -228,6 +230,10 @@ def run_ptx(args) -> int:
 
     report = None
     ref_name = args.reference or spec.reference
+    partial = None                       # a sampled timing run computed only some CTAs: what it ran
+    if not ex.complete and tm and tm.get("sampled"):
+        partial = (f"{tm['simulated_ctas']:,} of {tm['ctas']:,} CTAs ran (the timing model's sample; "
+                   "--sample all runs every CTA)")
     if ref_name and not ex.complete:
         ref_name = None                  # a sampled timing run computed only some CTAs' outputs
     if ref_name:
@@ -264,6 +270,8 @@ def run_ptx(args) -> int:
                "dynamic_shared_bytes": spec.shared_bytes(module.target), "seconds": seconds,
                "stats": stats, "measured_work": work, "problems": [_problem_dict(p) for p in problems],
                "check": report.to_dict() if report else None, "ok": ok}
+        if partial:
+            out["partial"] = partial     # stats, problems and outputs are of the sampled CTAs only
         if tm:
             out["timing"] = tm
         if heat and args.heat:
@@ -271,7 +279,8 @@ def run_ptx(args) -> int:
         print(json.dumps(_plain(out), indent=1))
     else:
         print(_render_text(args.file, fn, spec, module, stats, seconds, problems, report, heat if args.heat else None,
-                           args.heat, work))
+                           args.heat, work, partial=partial,
+                           skipped_reference=(args.reference or spec.reference) if partial else None))
         if tm:
             from sim.timing.report import render
 
@@ -342,9 +351,12 @@ def _plain(obj):
     return obj
 
 
-def _render_text(path, fn, spec, module, stats, seconds, problems, report, heat, heat_n, work=None) -> str:
+def _render_text(path, fn, spec, module, stats, seconds, problems, report, heat, heat_n, work=None, *,
+                 partial: str | None = None, skipped_reference: str | None = None) -> str:
     lines = [f"{path}: {fn.name} grid={list(spec.grid)} block={list(spec.block)} "
              f"dynamic_shared={spec.shared_bytes(module.target)} B"]
+    if partial:
+        lines.append(f"  counts and problems below are of part of the launch: {partial}")
     ti = stats.get("thread_instructions", 0)
     rate = f" ({ti / seconds / 1e6:.2f} M thread-instructions/s)" if seconds > 0 and ti else ""
     lines.append(f"  simulated in {seconds:.3f} s{rate}")
@@ -362,7 +374,8 @@ def _render_text(path, fn, spec, module, stats, seconds, problems, report, heat,
     ops = stats.get("opcodes")
     if isinstance(ops, dict) and ops:
         top = sorted(ops.items(), key=lambda kv: -kv[1])[:8]
-        lines.append("  top opcodes (warp-instructions per launch): " + ", ".join(f"{k} {v}" for k, v in top))
+        lines.append(f"  top opcodes (warp-instructions {'of the CTAs run' if partial else 'per launch'}): "
+                     + ", ".join(f"{k} {v}" for k, v in top))
     if work:
         dt = ", ".join(f"{k} {v:,}" for k, v in work["flops_by_dtype"].items())
         inten = f"{work['intensity']:.2f} FLOP/B" if work["intensity"] is not None else "-"
@@ -382,7 +395,12 @@ def _render_text(path, fn, spec, module, stats, seconds, problems, report, heat,
             src = (module.source_line(line) or "").strip()
             lines.append(f"  {line:>5}: {s.shared_wavefronts:>8} / {s.shared_ideal:<8} "
                          f"{s.global_sectors:>8} / {s.global_ideal_sectors:<8} {src[:60]}")
-    lines.append(report.render() if report else "check: no reference (give --reference MODULE:FUNCTION)")
+    if report:
+        lines.append(report.render())
+    elif skipped_reference:
+        lines.append(f"check: not run against {skipped_reference}: only {partial}")
+    else:
+        lines.append("check: no reference (give --reference MODULE:FUNCTION)")
     return "\n".join(lines)
 
 

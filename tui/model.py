@@ -277,7 +277,10 @@ def load_file(path: str, source_dirs=(), params: dict | None = None, analyse_now
             doc.analysis  # noqa: B018 - compute once, here, in the loading worker
         lf.kernels.append(doc)
     if not lf.kernels:
-        lf.error = InputError(f"no kernel (.entry) in {Path(path).name}", Span(path))
+        from isa import KERNEL_DIRECTIVE
+
+        lf.error = InputError(f"no kernel ({KERNEL_DIRECTIVE.get(module.isa, '.entry')}) in {Path(path).name}",
+                              Span(path))
     lf.seconds = time.perf_counter() - t0
     return lf
 

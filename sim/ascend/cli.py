@@ -38,7 +38,9 @@ def add_arguments(p) -> None:
 
 
 #: options of ``kernlens run`` that only the PTX path reads (sim/cli.py defines them)
-PTX_ONLY = {"launch": "--launch", "reference": "--reference", "rtol": "--rtol", "atol": "--atol", "heat": "--heat"}
+PTX_ONLY = {"launch": "--launch", "reference": "--reference", "rtol": "--rtol", "atol": "--atol", "heat": "--heat",
+            "timing": "--timing", "plot": "--plot", "max_steps": "--max-steps", "memory_model": "--memory-model",
+            "sass": "--sass"}
 
 
 def run_ascend(args) -> int:
@@ -49,7 +51,7 @@ def run_ascend(args) -> int:
     from sim.ascend.trace import write_trace
     from sim.launch import read_npz
 
-    given = [flag for dest, flag in PTX_ONLY.items() if getattr(args, dest, None) is not None]
+    given = [flag for dest, flag in PTX_ONLY.items() if getattr(args, dest, None) not in (None, False)]
     if given:
         raise InputError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for PTX runs; an Ascend-like run "
                          "takes --inputs NPZ or --check (the kernel's .meta header builds inputs and reference)")
@@ -71,6 +73,7 @@ def run_ascend(args) -> int:
     out = {
         "kernel": res.launch.kernel, "machine": machine.name, "core_type": res.launch.core_type,
         "cores": res.launch.blocks, "functional": functional,
+        "label": "modelled",            # the timing figures; "instructions" and "gm" bytes are this run's counts
         "cycles": t.cycles, "seconds": t.seconds,
         "pipes": {p: {"busy_cycles": t.busy[p], "utilization": t.utilization[p]} for p in PIPE_ORDER},
         "flags": t.flag_waits, "stalls": dict(sorted(t.stalls.cycles.items(), key=lambda kv: -kv[1])),
@@ -121,13 +124,14 @@ def _text(o: dict, functional: bool) -> str:
     cores = (f"{o['cores']} cube + {o['vector_cores']} vector cores (mix)" if "vector_cores" in o
              else f"{o['cores']} {o['core_type']} core(s)")
     lines = [f"kernel {o['kernel']} on {o['machine']}: {cores}",
-             f"  cycles {o['cycles']:.0f}  time {o['seconds'] * 1e6:.2f} us"]
+             f"  cycles {o['cycles']:.0f}  time {o['seconds'] * 1e6:.2f} us  (modelled)",
+             f"  instructions {o['instructions']:,} executed (counted in this run, all cores)"]
     if "gemm" in o:
         g = o["gemm"]
         lines.append(f"  {g['tflops']:.1f} {g['unit']} of {g['peak_tflops']:.1f} {g['unit']} peak "
                      f"({g['fraction_of_peak'] * 100:.1f} % of peak; the {o['cores']} cube core(s) used peak at "
                      f"{g['peak_tflops_cores_used']:.1f} {g['unit']})")
-    lines.append("  pipe   busy cycles   utilisation")
+    lines.append("  pipe   busy cycles   utilisation  (modelled)")
     for p, v in o["pipes"].items():
         lines.append(f"  {p:<5} {v['busy_cycles']:>13.0f}   {v['utilization'] * 100:6.1f} %")
     for kind, pipes in o.get("pipes_by_core_kind", {}).items():

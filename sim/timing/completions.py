@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import numpy as np
+
 
 class AsyncLog:
     """Listener of :class:`sim.ptx.completion.AsyncEvent` (``on_async``)."""
@@ -59,16 +61,25 @@ class AsyncLog:
     def by_warp(self, replay_index=None) -> dict[int, dict[int, tuple]]:
         """warp -> {position: issues it waits for} (what :meth:`sim.timing.sm.SM.run` takes).
         ``replay_index(warp)``: the stream positions in the order the SM replays them
-        (:func:`sim.timing.schedule.reorder_index`); positions are mapped into that order."""
-        maps: dict[int, dict[int, int]] = {}
+        (:func:`sim.timing.schedule.reorder_index`, ``None`` where it keeps the order); positions are
+        mapped into that order."""
+        maps: dict[int, list | None] = {}
 
         def pos(w: int, s: int) -> int:
             if replay_index is None:
                 return s
-            m = maps.get(w)
-            if m is None:
-                m = maps[w] = {old: new for new, old in enumerate(replay_index(w))}
-            return m.get(s, s)
+            if w in maps:
+                m = maps[w]
+            else:                   # the inverse permutation (None: the warp's stream keeps its order)
+                ix = replay_index(w)
+                m = None
+                if ix is not None:
+                    ix = np.asarray(ix, np.int64)
+                    inv = np.empty(len(ix), np.int64)
+                    inv[ix] = np.arange(len(ix))
+                    m = inv.tolist()
+                maps[w] = m
+            return m[s] if m is not None and 0 <= s < len(m) else s
 
         out: dict[int, dict[int, tuple]] = defaultdict(dict)
         for (w, s), src in self.waits.items():

@@ -19,7 +19,7 @@ from .occupancy import occupancy
 from .regs import registers_per_thread
 from .sm import SM, load_params, op_facts, sm_ctas
 from .stalls import Stalls
-from .schedule import block_orders, reorder, reorder_index
+from .schedule import block_orders, reorder_index
 from .streams import WarpStreams
 
 PER_SP = ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma")
@@ -174,8 +174,19 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     # each warp's stream in ptxas's order of every basic block (sim/timing/schedule.py)
     orders = block_orders(state, facts, P.lat["global_l2"], streams.merged)
 
+    index: dict[int, object] = {}         # warp -> its replay order (reorder_index), for streams and waits
+
+    def replay_index(w):
+        if w not in index:
+            index[w] = reorder_index(streams.pcs(w), orders)
+        return index[w]
+
     def cta_streams(c):
-        return [reorder(streams.streams.get(c * wpc + w, []), orders) for w in range(wpc)]
+        out = []
+        for w in range(c * wpc, (c + 1) * wpc):
+            s, ix = streams.streams.get(w, []), replay_index(w)
+            out.append(s if ix is None else [s[i] for i in ix.tolist()])
+        return out
 
     if simulated is None and ncta > sms:
         lists = [sm_ctas(ncta, sms, s) for s in range(sms)]
@@ -188,7 +199,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     scale = waves_sm0 / math.ceil(len(sim_ctas) / k) if sampled else 1.0
     per_sm = [[cta_streams(c) for c in lst] for lst in lists]
     log = getattr(streams, "async_log", None)          # where the functional semantics completed async work
-    waits = log.by_warp(lambda w: reorder_index(streams.streams.get(w, []), orders)) if log is not None else None
+    waits = log.by_warp(replay_index) if log is not None else None
 
     def one(i, dram_latency, traced=False):
         # lists[i] is what SM i runs (every SM's list, one CTA per SM, or SM 0's sample)

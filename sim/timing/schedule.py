@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import heapq
 
+import numpy as np
+
 MAX_INFLIGHT_LOADS = 16
 MAX_BLOCK = 4000
 
@@ -180,7 +182,7 @@ def _schedule(ins, infos, facts, base, a, b, glat, registers, merged):
     # merged vector-load followers stay after their leader (sim.timing.vectorize)
     for j in range(m):
         mg = merged.get(base + a + j)
-        if mg is not None and mg.leader != base + a + j and a <= mg.leader - base < b:
+        if mg is not None and a <= mg.leader - base < a + j:      # a leader before its follower
             preds[j].setdefault(mg.leader - base - a, 0.0)
     succ: list[list[int]] = [[] for _ in range(m)]
     for j in range(m):
@@ -238,26 +240,61 @@ def reorder(stream: list, orders: dict[int, tuple[int, ...]]) -> list:
     block put in the block's scheduled order."""
     if not orders or not stream:
         return stream
-    return [stream[i] for i in reorder_index(stream, orders)]
+    ix = reorder_index(np.fromiter((r[0] for r in stream), np.int64, len(stream)), orders)
+    return stream if ix is None else [stream[i] for i in ix.tolist()]
 
 
-def reorder_index(stream: list, orders: dict[int, tuple[int, ...]]) -> list[int]:
-    """The positions of ``stream`` in :func:`reorder`'s order (``reorder(s)[j] == s[index[j]]``)."""
-    out: list[int] = []
-    i, n = 0, len(stream)
-    while i < n:
-        pc = stream[i][0]
-        order = orders.get(pc) if orders else None
-        if order is not None:
-            m = len(order)
-            if i + m <= n and stream[i + m - 1][0] == pc + m - 1 and \
-                    all(stream[i + k][0] == pc + k for k in range(1, m - 1)):
-                out.extend(i + (p - pc) for p in order)
-                i += m
-                continue
-        out.append(i)
-        i += 1
+def reorder_index(pcs, orders: dict[int, tuple[int, ...]]):
+    """The positions of a warp's stream (``pcs``: its pcs in execution order, an array) in
+    :func:`reorder`'s order (``reorder(s)[j] == s[index[j]]``), or ``None`` where nothing moves.
+
+    A block's scheduled order applies where the stream runs the whole block in order: from a
+    position holding the block's first pc, the next ``m - 1`` pcs follow one by one (``m`` the
+    block's length). Runs of consecutive pcs are found for the whole stream at once (numpy);
+    blocks do not overlap, so the runs that match are independent of each other."""
+    n = len(pcs)
+    if not orders or not n:
+        return None
+    pcs = np.asarray(pcs, np.int64)
+    starts, lens, arrs = _order_table(orders)
+    at = np.flatnonzero(np.isin(pcs, starts))
+    if not len(at):
+        return None
+    # breaks[k]: how many of positions 0 .. k-1 are not followed by the next pc
+    breaks = np.zeros(n, np.int64)
+    np.cumsum(pcs[1:] != pcs[:-1] + 1, out=breaks[1:])
+    k = np.searchsorted(starts, pcs[at])
+    m = lens[k]
+    end = at + m - 1
+    ok = end < n
+    at, k, end = at[ok], k[ok], end[ok]
+    ok = breaks[end] == breaks[at]
+    if not ok.any():
+        return None
+    out = np.arange(n)
+    for i, j in zip(at[ok].tolist(), k[ok].tolist()):
+        o = arrs[j]
+        out[i:i + len(o)] = o + i
     return out
+
+
+def _order_table(orders: dict) -> tuple:
+    """(sorted block start pcs, their lengths, each block's order as offsets from its start), built
+    once per ``orders`` mapping."""
+    key = id(orders)
+    got = _TABLES.get(key)
+    if got is not None and got[0] is orders:
+        return got[1]
+    starts = np.array(sorted(orders), np.int64)
+    arrs = [np.asarray(orders[int(p)], np.int64) - p for p in starts.tolist()]
+    tab = (starts, np.array([len(o) for o in arrs], np.int64), arrs)
+    if len(_TABLES) > 16:
+        _TABLES.clear()
+    _TABLES[key] = (orders, tab)
+    return tab
+
+
+_TABLES: dict[int, tuple] = {}
 
 
 __all__ = ["block_orders", "reorder", "reorder_index", "MAX_INFLIGHT_LOADS"]

@@ -194,6 +194,36 @@ def _wgmma_latency(L: dict, n: int) -> float:
 
 
 # ------------------------------------------------------------------------------------------ SM
+_POP = tuple(bin(m).count("1") for m in range(16))
+
+
+class DataPathShare:
+    """One kind of work on a unit shared with other kinds (the L1TEX data path): ``own`` (a
+    :class:`Unit`, traced or not) says its interval and keeps its busy time and trace slices, ``path``
+    is the shared unit every kind waits for; ``free_at`` is the path's."""
+
+    __slots__ = ("own", "path")
+
+    def __init__(self, own: Unit, path: Unit):
+        self.own, self.path = own, path
+
+    @property
+    def free_at(self) -> float:
+        return self.path.free_at
+
+    @property
+    def busy(self) -> float:
+        return self.own.busy
+
+    @property
+    def interval(self) -> float:
+        return self.own.interval
+
+    def reserve(self, t: float, amount: float = 1.0) -> float:
+        start = self.path.reserve(t, self.own.interval * amount)
+        return self.own.reserve(start, amount)      # own.free_at <= path.free_at: starts at ``start``
+
+
 @dataclass
 class SMRun:
     cycles: float
@@ -260,8 +290,20 @@ class SM:
                                   current=self.current)
         else:
             mk = Unit
-        self.shared = mk("shared", 1.0 / pp["shared_wavefronts_per_clk"])
+        # ``l1``: the L1TEX t-stage (tags), one 128-byte line of a global access per clock. Behind it
+        # one data path per SM: shared-memory wavefronts (wgmma operand fetches included) and the
+        # lines a global load reads out to registers pass the same pipe one after the other
+        # (Hopper's unified L1/shared memory; ncu_deep wgmma_f16 perf: 131 k global-load lines + 107 k
+        # shared wavefronts per SM in 285 k cycles at l1tex__throughput 87 %). The global lines of a
+        # cp.async do not: its data goes to shared memory, where its writes are charged as shared
+        # wavefronts (ncu_deep tt_matmul_fp16 perf: l1tex__throughput 56 % with 45.7 k shared
+        # wavefronts per SM in 91 k cycles; its 31.8 k cp.async.cg lines on the path would make 85 %).
+        # ``shared`` and ``l1_data`` are the path's shares, each with its own busy time and trace
+        # track; ``pipes['l1tex_data']`` is the path's
         self.l1 = mk("l1", 1.0 / pp["l1_lines_per_clk"])
+        self.data = Unit("l1tex_data", 1.0)
+        self.shared = DataPathShare(mk("shared", 1.0 / pp["shared_wavefronts_per_clk"]), self.data)
+        self.l1d = DataPathShare(mk("l1_data", 1.0 / pp["l1_lines_per_clk"]), self.data)
         self.l2 = mk("l2", 1.0 / l2_bpc)
         self.dram = mk("dram", 1.0 / dram_bpc)
         self.gmma = mk("tensor_gmma", 1.0 / pp["wgmma_flop_per_clk"])
@@ -282,19 +324,27 @@ class SM:
         self.leaders = leaders      # pcs of loads ptxas merges into vector loads (sim.timing.vectorize)
         self.dram_latency = P.lat["global_dram"] if dram_latency is None else dram_latency   # loaded latency
 
-    def _l1(self, lines) -> int:
-        """Lines of a load that hit (LRU; a miss allocates the line)."""
+    def _l1(self, lines) -> tuple[int, int]:
+        """(sectors of a load that hit, sectors it touches). ``lines``: ``line * 16 + sector mask``
+        (:mod:`sim.timing.streams`). The L1 is sectored (128-byte lines of four 32-byte sectors, LRU
+        by line): a miss allocates the line and fills only the sectors asked for, so a warp reading
+        the next 32 bytes of a line another warp read misses (ncu_deep dequantize_s8 perf: 4 warps
+        read one line's 4 sectors, l1tex__t_sector_hit_rate 0 %)."""
         c = self.cache
-        hits = 0
-        for ln in lines:
-            if ln in c:
+        hits = n = 0
+        for enc in lines:
+            ln, m = enc >> 4, enc & 15
+            n += _POP[m]
+            old = c.get(ln)
+            if old is not None:
                 c.move_to_end(ln)
-                hits += 1
+                hits += _POP[m & old]
+                c[ln] = old | m
             else:
-                c[ln] = True
+                c[ln] = m
                 if len(c) > self.l1_lines:
                     c.popitem(last=False)
-        return hits
+        return hits, n
 
     def run(self, ctas: list[list[list]], ids: list[int] | None = None, waits: dict | None = None) -> SMRun:
         """Replay ``ctas`` (per CTA, per warp, the stream records). ``ids``: their launch CTA ids and
@@ -316,7 +366,7 @@ class SM:
             if v > 0:
                 cyc[cause] = cyc.get(cause, 0.0) + v
         sub = self.sub
-        shared, l1, l2, dram, gmma, sq = self.shared, self.l1, self.l2, self.dram, self.gmma, self.sq
+        shared, l1, l1d, l2, dram, gmma, sq = self.shared, self.l1, self.l1d, self.l2, self.dram, self.gmma, self.sq
         nregs = 1 + max((max(x.reads + x.writes, default=0) for x in f), default=0)
         streams: list = []
         ip: list[int] = []
@@ -485,8 +535,15 @@ class SM:
                             ((extra or 1) if kind == "store" else cost * 0.25)
                         s0 = l1.reserve(t, nl)
                         if kind in ("load", "async_load"):
-                            n = len(extra) or 1
-                            h = 0 if op.l1_bypass else self._l1(extra)
+                            if op.l1_bypass:
+                                h, n = 0, 1
+                            else:
+                                h, n = self._l1(extra)
+                                n = n or 1
+                            # a load to registers reads its lines out through the data path: the
+                            # hits wait for it, a miss's line passes it when the fill returns
+                            # (its cost is charged now, its wait is the L2's)
+                            sdp = l1d.reserve(t, nl) if op.writes else s0
                             l1_tot += cost
                             l1_hit += cost * h / n
                             miss = cost * (n - h) / n
@@ -500,8 +557,10 @@ class SM:
                                 s2 = l2.reserve(s0, miss * 32)
                                 sd = dram.reserve(s2, miss * 32 * (1.0 - self.l2_hit)) if self.l2_hit < 1 else s2
                                 d = s2 + l2_lat + miss_extra + (sd - s2)
+                                if h:
+                                    d = max(d, max(s0, sdp) + L["global_l1"])
                             else:
-                                d = s0 + L["global_l1"]
+                                d = max(s0, sdp) + L["global_l1"]
                             if kind == "async_load" or op.special is None and op.writes == ():
                                 cpg[g][0] = max(cpg[g][0], d)
                                 if use_log:
@@ -617,6 +676,8 @@ class SM:
             busy[name] = sum(d[name].busy for d in sub)
         busy["shared"] = shared.busy
         busy["l1"] = l1.busy
+        busy["l1_data"] = l1d.busy
+        busy["l1tex_data"] = self.data.busy
         busy["tensor_gmma"] = gmma.busy
         busy["l2_share"] = l2.busy
         busy["dram_share"] = dram.busy

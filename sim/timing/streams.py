@@ -5,8 +5,8 @@ warp id (``cta * warps_per_cta + warp``), in ``seq`` order, as ``(pc, access)`` 
 is ``None`` for non-memory instructions, else a tuple of parts ``(space, kind, cost, extra)``:
 
 * global/local loads, stores, atomics: ``cost`` = 32-byte sectors the warp touches
-  (:func:`sim.memory.banks.global_sectors`); ``extra`` = the 128-byte lines of a load (a tuple, for
-  the L1 model), the number of 128-byte lines a store touches, or, for an atomic, the most lanes
+  (:func:`sim.memory.banks.global_sectors`); ``extra`` = the 128-byte lines of a load (a tuple of
+  ``line * 16 + sector mask``, for the sectored L1 model), the number of 128-byte lines a store touches, or, for an atomic, the most lanes
   that hit one address (same-address serialisation);
 * shared memory: ``cost`` = wavefronts, ``extra`` = the ideal wavefronts
   (:func:`sim.memory.banks.shared_costs`; ldmatrix and wgmma descriptors included).
@@ -47,6 +47,7 @@ class WarpStreams:
         self._gw: list[np.ndarray] = []   # per event: global warp ids
         self._rid: list = []              # per event: a record (non-memory) or the first of len(gw)
         self._streams: dict | None = None
+        self._pcs: dict | None = None     # global warp id -> its stream's pcs (an array), with _streams
 
     def __call__(self, ev) -> None:
         self.events += 1
@@ -104,7 +105,7 @@ class WarpStreams:
                                 h[2] = h[2] or h[1] != cta
                     extra = [_max_same(a[i][act[i]]) for i in range(len(a))]
                 elif kind in ("load", "async_load"):
-                    extra = _distinct_lines(np.where(act, a >> 7, -1))
+                    extra = _line_sectors(np.where(act, a >> 5, -1))
                 else:                   # stores: the 128-byte lines they touch (L1 t-stage lookups)
                     extra = _distinct_per_row(np.where(act, a >> 7, -1)).tolist()
                 costs = [(sp, kind, c, e) for c, e in zip(secs.tolist(), extra)]
@@ -133,7 +134,15 @@ class WarpStreams:
             self._streams = self._assemble()
         return self._streams
 
+    def pcs(self, warp: int) -> np.ndarray:
+        """The pcs of ``warp``'s stream, in order (an int64 array; empty for a warp never seen)."""
+        if self._streams is None:
+            self._streams = self._assemble()
+        got = self._pcs.get(warp)
+        return got if got is not None else np.zeros(0, np.int64)
+
     def _assemble(self) -> dict[int, list]:
+        self._pcs = {}
         if not self._gw:
             return {}
         gw = np.concatenate(self._gw)
@@ -145,7 +154,13 @@ class WarpStreams:
         cut = np.flatnonzero(gs[1:] != gs[:-1]) + 1
         lo = np.concatenate([[0], cut])
         hi = np.concatenate([cut, [len(gs)]])
-        return {int(gs[a]): recs[rs[a:b]].tolist() for a, b in zip(lo.tolist(), hi.tolist())}
+        rec_pc = np.fromiter((r[0] for r in self._recs), np.int64, len(self._recs))
+        out = {}
+        for a, b in zip(lo.tolist(), hi.tolist()):
+            w = int(gs[a])
+            out[w] = recs[rs[a:b]].tolist()
+            self._pcs[w] = rec_pc[rs[a:b]]
+        return out
 
     def _merged_costs(self, p, mg, pc: int, act) -> list:
         """Costs of a load ptxas merges (:mod:`sim.timing.vectorize`): the leader carries the vector
@@ -219,6 +234,30 @@ def _distinct_lines(keys: np.ndarray) -> list[tuple]:
     out, lo = [], 0
     for hi in ends:
         out.append(tuple(flat[lo:hi]))
+        lo = hi
+    return out
+
+
+def _line_sectors(sectors: np.ndarray) -> list[tuple]:
+    """Per row of 32-byte sector ids (negative = inactive lane): its distinct 128-byte lines, ascending,
+    each as ``line * 16 + mask``, ``mask`` the 4-bit set of the line's sectors the row touches (the L1
+    is sectored: a line is allocated whole but filled, and hit, sector by sector)."""
+    s = np.sort(sectors, axis=1)
+    valid = s >= 0
+    new = valid.copy()
+    new[:, 1:] &= s[:, 1:] != s[:, :-1]
+    line = s >> 2
+    start = valid.copy()
+    start[:, 1:] &= line[:, 1:] != line[:, :-1]
+    bits = np.where(new, np.left_shift(1, s & 3), 0).ravel()
+    first = np.flatnonzero(start.ravel())
+    if not len(first):
+        return [()] * len(s)
+    masks = np.add.reduceat(bits, first)          # distinct sectors of a line: their bits sum to the OR
+    enc = (line.ravel()[first] << 4 | masks).tolist()
+    out, lo = [], 0
+    for hi in np.cumsum(start.sum(axis=1)).tolist():
+        out.append(tuple(enc[lo:hi]))
         lo = hi
     return out
 

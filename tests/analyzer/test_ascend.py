@@ -67,6 +67,7 @@ def test_ascend_reports_use_the_meta_shapes_and_omit_ptx_only_fields(capsys):
     assert w["flops"] == 2 * 256 * 192 * 320 == 31_457_280
     assert w["global_bytes"] == (256 * 320 + 320 * 192 + 256 * 192) * 2 == 385_024
     assert k["flops"]["total"] == 31_457_280 and k["flops"]["basis"] == ".meta shapes"
+    assert k["flops"]["by_dtype"] == {"f16": 31_457_280}            # was {} beside the total
     assert k["bytes"]["global"] == 385_024 and abs(k["intensity"] - 31_457_280 / 385_024) < 1e-12
     assert main([path]) == 0
     text = capsys.readouterr().out
@@ -116,3 +117,34 @@ def test_a_mix_kernels_expectations_are_checked_once_on_both_segments(tmp_path, 
     (res,) = [r for r in json.loads(capsys.readouterr().out)["runs"][0]["results"] if r["ruleId"] == "KL002"]
     line = res["locations"][0]["physicalLocation"]["region"]["startLine"]
     assert res["properties"]["kernel"] == "k" and text[line - 1].split()[0] == "copy_ubuf_to_gm"
+
+
+def test_an_ascend_loop_with_constant_bounds_is_counted_exactly(capsys):
+    """Issue 15 (estimates that say what they are): the Ascend-like ``cmp.lt %p, %kk, 320`` exit test
+    was "not a simple compare", so the GEMM's K loop (kk = 0, 128, 256 < 320) was assumed to run 16
+    times; it runs 3. The loops no parameter decides are said to be counted only by a run."""
+    from analyzer.cli import main
+
+    path = str(EXAMPLES / "ascend" / "gemm_f16_256x192x320.asm")
+    assert main([path, "--format", "json"]) == 0
+    k = json.loads(capsys.readouterr().out)["kernels"][0]
+    kloop = next(li for li in k["loops"] if li["lines"][0] == 38)
+    assert (kloop["iterations"], kloop["exact"]) == (3, True)
+    assert kloop["reason"] == "%kk from 128 step 128 while lt 320"
+    assert 38 not in {g["line"] for g in k["dynamic"]["guesses"]}
+    assert main([path]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "L38-131 depth 2: 3 iterations" in text
+    assert "no parameter decides these, only a run counts (`kernlens run`)" in text
+
+
+def test_ascend_cmp_values_follow_64_bit_integers():
+    from analyzer.dataflow import Dataflow
+    from isa.cfg import Cfg
+
+    src = KERNEL.replace("mov %s0, block_idx", "mov %s0, 5\n    mov %s1, -3\n    cmp.gt %p1, %s0, %s1")
+    m = isa.loads(src, "k.asm")
+    fn = m.kernels[0] if hasattr(m, "kernels") else m.functions[0]
+    flow = Dataflow(Cfg(fn), {})
+    k = next(i for i, ins in enumerate(fn.instructions) if ins.opcode == "cmp" and "gt" in ins.modifiers)
+    assert flow.def_value(k) is True

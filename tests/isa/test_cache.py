@@ -216,3 +216,13 @@ def test_machine_tables_come_from_the_cache_by_the_files_text(kc, tmp_path):
     with pytest.raises(isa.InputError, match="not valid TOML"):
         machines._read(f)
     machines._read.cache_clear()
+
+
+def test_cache_false_and_big_texts_leave_the_cache_alone(kc, monkeypatch):
+    seen = parses(monkeypatch)
+    isa.loads(SRC, "k.ptx", cache=False)
+    isa.loads(SRC, "k.ptx", cache=False)
+    assert len(seen) == 2 and entries(kc) == []
+    monkeypatch.setattr(isa, "CACHE_MAX_BYTES", len(SRC) - 1)
+    isa.loads(SRC, "k.ptx")
+    assert len(seen) == 3 and entries(kc) == []

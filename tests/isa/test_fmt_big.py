@@ -40,8 +40,8 @@ def big_ptx(n: int) -> str:
     return "".join(out)
 
 
-@pytest.mark.parametrize("batch", [300, 1000, 5000])
-def test_batched_fmt_is_the_whole_file_fmt(tmp_path, monkeypatch, capsys, batch):
+@pytest.mark.parametrize("batch,jobs", [(300, "1"), (1000, "1"), (5000, "1"), (300, "2"), (1000, "3")])
+def test_batched_fmt_is_the_whole_file_fmt(tmp_path, monkeypatch, capsys, batch, jobs):
     path = tmp_path / "big.ptx"
     path.write_text(big_ptx(40))
     assert main(["fmt", str(path)]) == 0
@@ -58,18 +58,39 @@ def test_batched_fmt_is_the_whole_file_fmt(tmp_path, monkeypatch, capsys, batch)
             yield p
 
     monkeypatch.setattr(fmt_cli, "_pieces", spy)
-    assert main(["fmt", str(path)]) == 0
+    assert main(["fmt", str(path), "--jobs", jobs]) == 0
     assert capsys.readouterr().out == whole
     assert len(parts) > 1 if batch < 5000 else True
 
 
-def test_an_error_in_a_later_batch_leaves_no_output_file(tmp_path, monkeypatch, capsys):
+def test_batched_fmt_without_a_split_is_the_whole_file_fmt(tmp_path, monkeypatch, capsys):
+    """Where :class:`isa.ptx.chunks.Split` does not apply, the file with the other kernels blanked
+    is parsed per batch: the same output."""
+    from isa.ptx import chunks
+
     path = tmp_path / "big.ptx"
-    path.write_text(big_ptx(40).replace("mov.u32 %r1, 33;", "mov.u32 %r1, 0 8;"))
+    path.write_text(big_ptx(40))
+    assert main(["fmt", str(path)]) == 0
+    whole = capsys.readouterr().out
+    monkeypatch.setattr(fmt_cli, "STREAM_CHARS", 100)
+    monkeypatch.setattr(fmt_cli, "BATCH_CHARS", 300)
+    monkeypatch.setattr(chunks.Split, "make", classmethod(lambda cls, *a, **k: None))
+    assert main(["fmt", str(path)]) == 0
+    assert capsys.readouterr().out == whole
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_an_error_in_a_later_batch_leaves_no_output_file(tmp_path, monkeypatch, capsys, jobs):
+    path = tmp_path / "big.ptx"
+    text = big_ptx(40).replace("mov.u32 %r1, 33;", "mov.u32 %r1, 0 8;")
+    path.write_text(text)
+    assert main(["fmt", str(path)]) == 2
+    whole = capsys.readouterr().err
+    line = text[: text.index("0 8;")].count("\n") + 1
+    assert whole.startswith(f"{path}:{line}:") and "error" in whole and "^" in whole
     monkeypatch.setattr(fmt_cli, "STREAM_CHARS", 100)
     monkeypatch.setattr(fmt_cli, "BATCH_CHARS", 300)
     out = tmp_path / "out.ptx"
-    assert main(["fmt", str(path), "-o", str(out)]) == 2
+    assert main(["fmt", str(path), "-o", str(out), "--jobs", jobs]) == 2
     assert not out.exists()
-    err = capsys.readouterr().err
-    assert err.startswith(f"{path}:") and "error" in err
+    assert capsys.readouterr().err == whole

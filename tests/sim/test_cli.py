@@ -247,7 +247,9 @@ def test_ascend_inputs_by_name_value_and_size(files, capsys):
         capsys.readouterr().err
 
 
-@pytest.mark.parametrize("opt", [["--launch", "spec.json"], ["--reference", "m:f"], ["--rtol", "0.1"], ["--heat"]])
+@pytest.mark.parametrize("opt", [["--launch", "spec.json"], ["--reference", "m:f"], ["--rtol", "0.1"], ["--heat"],
+                                 # were ignored without a word (the Ascend-like model ran instead of h200's)
+                                 ["--timing", "h200"], ["--plot", "r.svg"], ["--max-steps", "10"], ["--sass"]])
 def test_ptx_only_options_are_refused_for_ascend_runs(files, capsys, opt):
     asm = files / "k.asm"
     asm.write_text(ASM_SCALE)
@@ -288,3 +290,49 @@ def test_ascend_gemm_rate_has_units(capsys):
     assert main(["run", str(ROOT / "examples" / "ascend" / "gemm_f16_256x192x320.asm")]) == 0
     line = next(l for l in capsys.readouterr().out.splitlines() if "peak" in l)
     assert "TFLOP/s of 353.9 TFLOP/s peak" in line and "the 24 cube core(s) used peak at 353.9 TFLOP/s" in line
+
+
+def test_ascend_run_says_its_timing_is_modelled_and_counts_instructions(capsys):
+    """Every number says what it is (issue 15): the Ascend-like run printed cycles, time and pipe
+    busy figures without saying they are modelled, and no instruction count beside them."""
+    path = str(ROOT / "examples" / "ascend" / "gemm_f16_256x192x320.asm")
+    assert main(["run", path, "--cores", "1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].startswith("  cycles ") and out[1].endswith("us  (modelled)")
+    assert out[2] == "  instructions 1,348 executed (counted in this run, all cores)"
+    assert any(l.startswith("  pipe ") and l.endswith("(modelled)") for l in out)
+    assert main(["run", path, "--cores", "1", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["label"] == "modelled" and d["instructions"] == 1348
+
+
+def test_a_sampled_timing_run_says_its_counts_and_check_are_partial(tmp_path, capsys):
+    """#10: a sampled run computes only some CTAs. The counts were printed as the launch's ("per
+    launch") and a given reference was dropped with "check: no reference (give --reference ...)"."""
+    from tests.sim.timing.test_sm import _kernel
+
+    ptx = tmp_path / "k.ptx"
+    ptx.write_text(_kernel("    st.global.f32 [%rd4], %f1;", regs=".reg .f32 %f<2>; .reg .b32 %r<8>; .reg .b64 %rd<8>;"))
+    spec = tmp_path / "k.json"
+    spec.write_text(json.dumps({"kernel": "k", "grid": [600, 1, 1], "block": [32, 1, 1], "args": [
+        {"buffer": "out", "dtype": "f32", "shape": [600 * 32], "init": "zeros", "role": "out"},
+        {"scalar": "n", "dtype": "u32", "value": 0}]}))
+    args = ["run", str(ptx), "--launch", str(spec), "--timing", "h200", "--reference", "examples.reference:nope"]
+    main(args)
+    out = capsys.readouterr().out.splitlines()
+    why = "5 of 600 CTAs ran (the timing model's sample; --sample all runs every CTA)"
+    assert out[1] == f"  counts and problems below are of part of the launch: {why}"
+    assert any(l.startswith("  top opcodes (warp-instructions of the CTAs run): ") for l in out)
+    assert f"check: not run against examples.reference:nope: only {why}" in out
+    assert not any("no reference" in l for l in out)
+    main(args + ["--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert d["partial"] == why and d["check"] is None and d["timing"]["sampled"] is True
+    main(args[:-2] + ["--sample", "all", "--json"])
+    assert "partial" not in json.loads(capsys.readouterr().out)
+
+
+def test_trace_without_timing_on_ptx_says_what_it_needs(files, capsys):
+    """The message said a PTX run has no trace; with --timing h200 it has one (issue #10)."""
+    assert main(["run", str(files / "k.ptx"), "--launch", str(files / "spec.json"), "--trace", "t.json"]) == 2
+    assert "on PTX, --trace goes with --timing h200" in capsys.readouterr().err

@@ -255,3 +255,14 @@ def test_a_source_named_by_an_absolute_path_elsewhere_is_found_in_cuda_beside_th
     assert hit.path is not None and hit.path.resolve() == (tmp_path / "cuda" / "k.cu").resolve()
     miss = find_source("/home/someone/proj/other.py", asm)
     assert miss.path is None and any(s.endswith("triton/other.py") for s in miss.searched)
+
+
+def test_a_file_without_kernels_names_its_isas_kernel_directive(tmp_path):
+    """Issue 15: the inspector said "no kernel (.entry)" for an Ascend-like file, whose kernels are
+    ``.kernel``."""
+    asm = tmp_path / "nok.asm"
+    asm.write_text(".arch davinci-a2\n")
+    ptx = tmp_path / "nok.ptx"
+    ptx.write_text(".version 8.0\n.target sm_90\n.address_size 64\n")
+    assert load_file(str(asm)).error.render() == f"{asm}: error: no kernel (.kernel) in nok.asm"
+    assert load_file(str(ptx)).error.render() == f"{ptx}: error: no kernel (.entry) in nok.ptx"

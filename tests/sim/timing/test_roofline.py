@@ -29,6 +29,9 @@ def _timed(path, entry, tmp_path, capsys):
     rc = main(["run", path, "--launch", f"{MAN}#{entry}", "--timing", "h200", "--plot", str(svg), "--json"])
     out = json.loads(capsys.readouterr().out)
     assert rc == 0, out["problems"]
+    # the work of the modelled point and the run's measured work are one sum (analyzer.report.work_sums)
+    w = out["measured_work"]
+    assert sum(out["timing"]["work"].values()) == w["flops"] + w["int_ops"] > 0
     return out["timing"], svg.read_text()
 
 

@@ -172,3 +172,52 @@ def test_same_address_atomics_serialise_chip_wide():
     spread = _time("    mov.f32 %f1, 0f3F800000;\n    red.global.add.f32 [%rd4], %f1;", grid=264, block=256).timing
     assert spread["atomic_cycles"] == pytest.approx(lat)     # one per address, not scaled up by the sampling
     assert spread["bound"] != "atomics (same address)"
+
+
+def test_global_lines_and_shared_wavefronts_share_one_data_path():
+    """Hopper's L1 and shared memory are one array behind one data path: a warp's global-load lines
+    and its shared-memory wavefronts pass it one after the other, so a mix costs their sum, not the
+    larger (ncu_deep wgmma_f16 perf: 131 k lines + 107 k wavefronts per SM, l1tex__throughput 87 %
+    of 285 k cycles)."""
+    P = load_params()
+    ld = OpFacts("ld.global.f32", "lsu", 32.0, "long_scoreboard", (), (0,))
+    lds = OpFacts("ld.shared.f32", "lsu", 23.0, "short_scoreboard", (), (1,))
+    g = (0, (("g", "load", 16, tuple(line << 4 | 1 for line in range(16))),))   # 16 lines, one sector each
+    s = (1, (("s", "load", 16, 1),))                                           # a 16-way conflict
+    sm = SM([ld, lds], P, ctas_per_sm=1, warps_per_cta=8, l1_lines=4096, l2_hit=1.0, dram_bpc=64.0, l2_bpc=64.0)
+    run = sm.run([[[g, s] * 50 for _ in range(8)]])
+    assert run.busy["l1"] == pytest.approx(8 * 50 * 16)         # the t-stage
+    assert run.busy["l1_data"] == pytest.approx(8 * 50 * 16)    # the load's share of the data path
+    assert run.busy["shared"] == pytest.approx(8 * 50 * 16)
+    assert run.busy["l1tex_data"] == pytest.approx(8 * 50 * 32)
+    assert run.cycles >= 8 * 50 * 32           # separate pipes would finish in about half
+
+
+def test_l1_is_sectored():
+    """Four warps each read one 32-byte sector of the same 128-byte line: each misses (the line is
+    allocated but only the asked sector filled; ncu_deep dequantize_s8 perf: l1tex__t_sector_hit_rate
+    0 %); reading the same bytes again hits."""
+    body = """    cvt.u64.u32 %rd5, %r1;
+    add.s64 %rd6, %rd2, %rd5;
+    ld.global.u8 %r5, [%rd6];
+    bar.sync 0;
+    ld.global.u8 %r6, [%rd6];
+    add.s32 %r7, %r5, %r6;
+    st.global.u32 [%rd4+1024], %r7;"""
+    t = _time(body, block=128).timing
+    assert t["memory"]["l1_hit_rate"] == pytest.approx(0.5)
+
+
+def test_cp_async_lines_skip_the_data_path():
+    """cp.async's global lines pass the L1 t-stage but not the data path to registers (its data is
+    written to shared memory, charged as shared wavefronts): ncu_deep tt_matmul_fp16 perf shows
+    l1tex__throughput 56 %, its shared wavefronts alone."""
+    P = load_params()
+    cp = OpFacts("cp.async.cg.shared.global", "lsu", 1.0, "wait", (), ())      # writes no register
+    ld = OpFacts("ld.global.f32", "lsu", 32.0, "long_scoreboard", (), (0,))
+    acc = (("g", "load", 16, tuple(line << 4 | 15 for line in range(4))),)
+    for op, share in ((cp, 0.0), (ld, 4 * 10 * 8)):
+        sm = SM([op], P, ctas_per_sm=1, warps_per_cta=8, l1_lines=4096, l2_hit=1.0, dram_bpc=64.0, l2_bpc=64.0)
+        run = sm.run([[[(0, acc)] * 10 for _ in range(8)]])
+        assert run.busy["l1"] == pytest.approx(4 * 10 * 8)
+        assert run.busy["l1_data"] == pytest.approx(share)
