@@ -17,6 +17,10 @@ import gc
 import sys
 from pathlib import Path
 
+from kernlens import one_blas_thread
+
+one_blas_thread()    # before anything imports numpy
+
 from isa.errors import InputError, Span
 
 from .dataflow import Launch
