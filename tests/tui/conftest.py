@@ -3,7 +3,8 @@ key, each click and each pause. Textual's own waits judge idleness by CPU time a
 on a loaded machine (a starved process looks idle) they returned early: keys typed after ``/`` or
 ``g`` reached the code view before the input had the focus and were lost, and a message still on
 its way to the app was missed, so that a test passing alone failed under load. With Textual's idle
-wait made to return at once (what load makes of it), 4 tests of tests/tui failed without this."""
+wait made to return at once (what load makes of it), 22 of the 56 tests outside the snapshots
+failed without this, and none with it (57 passed)."""
 
 from __future__ import annotations
 
