@@ -27,7 +27,7 @@ What is modelled (*modelled*, an approximation of ptxas's scheduler, not its cod
   at a time ([assumed]: ptxas bounds what it hoists by the registers the results need);
 * blocks over ``MAX_BLOCK`` instructions keep PTX order (scheduling cost).
 
-A warp's stream (:class:`sim.timing.streams.WarpStreams`) is rewritten only where it runs a whole
+A warp's stream (:class:`sim.timing.streams.WarpStream`) is rewritten only where it runs a whole
 block in order (a partial run, e.g. under divergence, keeps its order).
 """
 
@@ -235,13 +235,13 @@ def _schedule(ins, infos, facts, base, a, b, glat, registers, merged):
     return tuple(base + a + j for j in order)
 
 
-def reorder(stream: list, orders: dict[int, tuple[int, ...]]) -> list:
-    """``stream`` ((pc, access) records of one warp) with every whole in-order run of a scheduled
-    block put in the block's scheduled order."""
-    if not orders or not stream:
+def reorder(stream, orders: dict[int, tuple[int, ...]]):
+    """``stream`` (one warp's :class:`sim.timing.streams.WarpStream`) with every whole in-order run
+    of a scheduled block put in the block's scheduled order."""
+    if not orders or not stream.pcs:
         return stream
-    ix = reorder_index(np.fromiter((r[0] for r in stream), np.int64, len(stream)), orders)
-    return stream if ix is None else [stream[i] for i in ix.tolist()]
+    ix = reorder_index(np.asarray(stream.pcs, np.int64), orders)
+    return stream if ix is None else stream.reordered(ix)
 
 
 def reorder_index(pcs, orders: dict[int, tuple[int, ...]]):
