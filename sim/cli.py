@@ -77,8 +77,9 @@ def register(subparsers) -> argparse.ArgumentParser:
                    help="show the N PTX lines with the most shared wavefronts / global sectors")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--max-steps", type=int, metavar="N",
-                   help="stop a PTX run after N steps (one instruction for the threads of a batch of CTAs on one "
-                        "path; default 5,000,000 per batch); where each warp loops is reported and results kept")
+                   help="stop a run after N steps (PTX: one instruction for the threads of a batch of CTAs on one "
+                        "path, default 5,000,000 per batch; Ascend-like: instructions per core, default "
+                        "200,000,000); where each warp or core loops is reported and results kept")
     p.add_argument("--timing", metavar="MODEL", help="also predict the launch's time on a timing model (h200)")
     p.add_argument("--sample", choices=("auto", "all"), default="auto",
                    help="with --timing: simulate a deterministic sample of a big launch's CTAs (auto) or all")

@@ -249,7 +249,7 @@ def test_ascend_inputs_by_name_value_and_size(files, capsys):
 
 @pytest.mark.parametrize("opt", [["--launch", "spec.json"], ["--reference", "m:f"], ["--rtol", "0.1"], ["--heat"],
                                  # were ignored without a word (the Ascend-like model ran instead of h200's)
-                                 ["--timing", "h200"], ["--plot", "r.svg"], ["--max-steps", "10"], ["--sass"]])
+                                 ["--timing", "h200"], ["--plot", "r.svg"], ["--sass"]])
 def test_ptx_only_options_are_refused_for_ascend_runs(files, capsys, opt):
     asm = files / "k.asm"
     asm.write_text(ASM_SCALE)
