@@ -236,12 +236,18 @@ def _schedule(ins, infos, facts, base, a, b, glat, registers, merged):
 
 
 def reorder(stream, orders: dict[int, tuple[int, ...]]):
-    """``stream`` (one warp's :class:`sim.timing.streams.WarpStream`) with every whole in-order run
-    of a scheduled block put in the block's scheduled order."""
-    if not orders or not stream.pcs:
+    """``stream`` (one warp's :class:`sim.timing.streams.WarpStream`, or a list of ``(pc, access)``
+    pairs) with every whole in-order run of a scheduled block put in the block's scheduled order."""
+    from .streams import WarpStream
+
+    ws = WarpStream.of(stream)
+    if not orders or not ws.pcs:
         return stream
-    ix = reorder_index(np.asarray(stream.pcs, np.int64), orders)
-    return stream if ix is None else stream.reordered(ix)
+    ix = reorder_index(np.asarray(ws.pcs, np.int64), orders)
+    if ix is None:
+        return stream
+    out = ws.reordered(ix)
+    return out if isinstance(stream, WarpStream) else list(zip(out.pcs, out.accesses))
 
 
 def reorder_index(pcs, orders: dict[int, tuple[int, ...]]):
