@@ -41,6 +41,8 @@ FIT = {
     "hfma2_indep": "pipes.fp16",
     "atomic_same": "latency_cycles.atomic_same_address",
     "strided_load_32": "hierarchy.dram_granule",
+    "copy_l2": "hierarchy.l2_write_sectors_per_clk",
+    "transpose_naive": "hierarchy.l2_partial_write_cost",
 }
 
 

@@ -59,6 +59,8 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     active = min(sms, ncta)
     dram_bpc = H["dram_bw"] / P.hz / active
     l2_bpc = H["l2_bw"] / P.hz / active
+    l2w_rate = H.get("l2_write_sectors_per_clk")            # the L2's store merging, chip-wide
+    l2w_spc = l2w_rate / active if l2w_rate else None
     bases = ends = None
     if gmem is not None and gmem.buffers:
         bases = [b.base for b in gmem.buffers]
@@ -108,7 +110,8 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     def one(i, dram_latency, traced=False):
         # lists[i] is what SM i runs (every SM's list, one CTA per SM, or SM 0's sample)
         sm = SM(facts, P, ctas_per_sm=k, warps_per_cta=wpc, l1_lines=l1_lines, l2_hit=h2s[0], dram_bpc=dram_bpc,
-                l2_bpc=l2_bpc, trace=traced, leaders=leaders, dram_latency=dram_latency, sm_index=i)
+                l2_bpc=l2_bpc, trace=traced, leaders=leaders, dram_latency=dram_latency, sm_index=i,
+                l2_write_spc=l2w_spc)
         return sm.run(per_sm[i], ids=list(lists[i]) if waits is not None else None, waits=waits)
 
     def replay(dram_latency):
@@ -171,6 +174,10 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
         dram_read = max(dram_read, l2_ld * 32 * gran * (1 - h2s[0]))
     dram_cycles = (dram_read + dram_write) / (H["dram_bw"] / P.hz)
     l2_cycles = l2_sec * 32 / (H["l2_bw"] / P.hz)
+    # store sectors the L2 merges (a partial sector costs l2_partial_write_cost), at its chip-wide rate
+    l2w_cycles = (sum(r.busy.get("l2_write", 0.0) for r in runs) * l2w_spc * (f if sampled else 1.0) / l2w_rate
+                  if l2w_rate else 0.0)
+    l2_cycles = max(l2_cycles, l2w_cycles)
     over = H["launch_overhead"]
     # same-address atomics serialise at the address's L2 slice, whichever SM sends them: the
     # hottest address's operations one after the other (scaled from the sample when several

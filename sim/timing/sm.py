@@ -272,7 +272,8 @@ class SM:
 
     def __init__(self, facts: list[OpFacts], P: H200Params, *, ctas_per_sm: int, warps_per_cta: int,
                  l1_lines: int, l2_hit: float, dram_bpc: float, l2_bpc: float, trace: bool = False,
-                 leaders=frozenset(), dram_latency: float | None = None, sm_index: int = 0):
+                 leaders=frozenset(), dram_latency: float | None = None, sm_index: int = 0,
+                 l2_write_spc: float | None = None):
         self.f, self.P, self.k, self.wpc = facts, P, max(1, ctas_per_sm), warps_per_cta
         pp = P.pipes
         self.sub = [{n: Unit(n, pp[n]) for n in ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma_sync")}
@@ -303,6 +304,10 @@ class SM:
         self.shared = DataPathShare(mk("shared", 1.0 / pp["shared_wavefronts_per_clk"]), self.data)
         self.l1d = DataPathShare(mk("l1_data", 1.0 / pp["l1_lines_per_clk"]), self.data)
         self.l2 = mk("l2", 1.0 / l2_bpc)
+        # the L2 merges store sectors at l2_write_sectors_per_clk chip-wide (this SM's share), a sector
+        # written in part at l2_partial_write_cost; a store leaves the store queue when merged
+        self.l2w = mk("l2_write", 1.0 / l2_write_spc) if l2_write_spc else None
+        self.partial_cost = float(P.hier.get("l2_partial_write_cost", 1.0))
         self.dram = mk("dram", 1.0 / dram_bpc)
         self.gmma = mk("tensor_gmma", 1.0 / pp["wgmma_flop_per_clk"])
         self.atom = mk("atomic", float(P.lat["atomic_same_address"]))
@@ -358,6 +363,7 @@ class SM:
                 cyc[cause] = cyc.get(cause, 0.0) + v
         sub = self.sub
         shared, l1, l1d, l2, dram, gmma, sq = self.shared, self.l1, self.l1d, self.l2, self.dram, self.gmma, self.sq
+        l2w = self.l2w
         nregs = 1 + max((max(x.reads + x.writes, default=0) for x in f), default=0)
         streams: list = []
         ip: list[int] = []
@@ -523,7 +529,7 @@ class SM:
                         # the L1 t-stage looks up one 128-byte line per clock (a warp access
                         # costs its distinct lines; atomics pass at 4 sectors per clock)
                         nl = (len(extra) or 1) if kind in ("load", "async_load") else \
-                            ((extra or 1) if kind == "store" else cost * 0.25)
+                            (((extra >> 6) or 1) if kind == "store" else cost * 0.25)
                         s0 = l1.reserve(t, nl)
                         if kind in ("load", "async_load"):
                             if op.l1_bypass:
@@ -558,7 +564,11 @@ class SM:
                         elif kind == "store":
                             l2_sec += cost
                             s2 = l2.reserve(s0, cost * 32)
-                            sq.admit(t, s2 + cost * 32 * l2.interval)
+                            leave = s2 + cost * 32 * l2.interval
+                            if l2w is not None:
+                                slots = cost + (extra & 63) * (self.partial_cost - 1.0)
+                                leave = max(leave, l2w.reserve(s0, slots) + slots * l2w.interval)
+                            sq.admit(t, leave)
                         else:                                   # atomic at L2, same address serialised
                             l2_sec += cost
                             s2 = l2.reserve(s0, cost * 32)
@@ -663,6 +673,8 @@ class SM:
         busy["l1tex_data"] = self.data.busy
         busy["tensor_gmma"] = gmma.busy
         busy["l2_share"] = l2.busy
+        if l2w is not None:
+            busy["l2_write"] = l2w.busy
         busy["dram_share"] = dram.busy
         return SMRun(cycles, issued, st, busy, l1_hit, l1_tot, l2_sec, l2_ld, len(ctas), len(streams), cta_end,
                      (slices + self.unit_slices) if trace else [])
