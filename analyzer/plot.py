@@ -161,7 +161,9 @@ def roofline_svg(machine, points, kinds=(), title: str | None = None) -> str:
         y = (n + j + 1) * 16
         out.append(f'<circle cx="9" cy="{y}" r="4" fill="{STATUS_COLOR[status]}"/>')
         out.append(f'<text class="legend-entry" x="24" y="{y + 4}">{status}'
-                   f'{" (static counts, time at the ceilings)" if status == "estimated" else ""}'
+                   # the x axis is per DRAM byte; a static estimate has no cache model: its bytes are the
+                   # global bytes the kernel requests, an upper bound on the DRAM traffic
+                   f'{" (static counts, every global byte taken as DRAM, time at the ceilings)" if status == "estimated" else ""}'
                    f'{" (timing model)" if status == "modelled" else ""}</text>')
     out.append('</g>')
     out.append('</svg>')

@@ -595,13 +595,13 @@ class KernelReport:
                 m, n, k = int(meta["m"]), int(meta["n"]), int(meta["k"])
                 ain, cout = size[meta["dtype"]], size[str(meta.get("out", meta["dtype"]))]
                 key = "int_ops" if meta["dtype"] == "s8" else "flops"
-                return {"op": op, key: 2 * m * n * k, "rule": "2 x m x n x k (.meta)",
+                return {"op": op, key: 2 * m * n * k, "rule": "2 x m x n x k (.meta)", "dtype": meta["dtype"],
                         "global_bytes": (m * k + k * n) * ain + m * n * cout,
                         "bytes_rule": "A and B read and C written once each (.meta shapes): a lower bound on the "
                                       "traffic, which `kernlens run` measures", "per": "launch"}
             if op == "reduce":
                 rows, cols, s = int(meta["rows"]), int(meta["cols"]), size[meta["dtype"]]
-                return {"op": op, "flops": rows * (cols - 1), "rule": "rows x (cols - 1) (.meta)",
+                return {"op": op, "flops": rows * (cols - 1), "rule": "rows x (cols - 1) (.meta)", "dtype": meta["dtype"],
                         "global_bytes": rows * cols * s + rows * s,
                         "bytes_rule": "every input read and every result written once (.meta shapes)", "per": "launch"}
             if op == "softmax":
@@ -656,7 +656,9 @@ class KernelReport:
             if work is not None:
                 out["work_from_meta"] = work
                 key = "int_ops" if "int_ops" in work else "flops"
-                out["flops"] = {"total": work.get("flops") or 0, "int_ops": work.get("int_ops", 0), "by_dtype": {},
+                ops_ = work.get(key)
+                out["flops"] = {"total": work.get("flops") or 0, "int_ops": work.get("int_ops", 0),
+                                "by_dtype": {work["dtype"]: ops_} if ops_ and work.get("dtype") else {},
                                 "per": "launch", "exact": work.get(key) is not None, "basis": ".meta shapes"}
                 out["bytes"] = {"global": work["global_bytes"], "per": "launch", "basis": work["bytes_rule"]}
                 ops = work.get(key)

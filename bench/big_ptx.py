@@ -77,6 +77,20 @@ def build(target_mb: float = 30.0, files: list[Path] | None = None) -> tuple[str
     return "".join(out), kernels
 
 
+def statements(text: str) -> tuple[int, int]:
+    """(statement lines, distinct ones): the non-blank, non-comment lines, compared after their
+    leading and trailing blanks. How repetitive a file is (what a cache of parsed statements
+    could exploit; kernlens keeps none: every statement is lexed and parsed)."""
+    seen: set[str] = set()
+    n = 0
+    for line in text.split("\n"):
+        s = line.strip()
+        if s and not s.startswith("//"):
+            n += 1
+            seen.add(s)
+    return n, len(seen)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out")
@@ -84,7 +98,9 @@ def main() -> int:
     args = ap.parse_args()
     text, kernels = build(args.mb)
     Path(args.out).write_text(text)
-    print(f"{args.out}: {len(text) / 1e6:.1f} MB, {kernels} kernels, {text.count(chr(10)):,} lines")
+    n, distinct = statements(text)
+    print(f"{args.out}: {len(text) / 1e6:.1f} MB, {kernels} kernels, {text.count(chr(10)):,} lines, "
+          f"{n:,} statement lines of which {distinct:,} distinct ({distinct / n:.1%})")
     return 0
 
 

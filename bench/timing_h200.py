@@ -3,12 +3,15 @@
     PYTHONPATH=. python bench/timing_h200.py                 # every perf launch
     PYTHONPATH=. python bench/timing_h200.py --small         # the small launches too
     PYTHONPATH=. python bench/timing_h200.py sgemm_naive --json out.json
+    PYTHONPATH=. python bench/timing_h200.py --mix sgemm_vec4        # each launch's top-5 stalls too
 
 Truth: ../shared/corpus/h200/ncu_metrics.json (``gpc__cycles_elapsed.max``) and ncu_deep.json (stall
 reasons, L2 hit rate). Prints per launch: predicted and measured cycles, error, modelled vs ncu top
 stall, L2 hit rate, and the prediction time; then MAPE and the share within +-35 %, for the
 calibration two thirds and the held-out third separately; the SGEMM ladder's Spearman rank
-correlation; the top-stall agreement; L2 hit rate within 10 points.
+correlation; the top-stall agreement; how close the whole stall breakdown is (how many of ncu's top-3
+reasons the model also ranks in its top 3, and the total-variation distance of the two normalised
+mixes: 0 the same shares, 1 nothing in common); L2 hit rate within 10 points.
 
 Held-out split (fixed, documented): a kernel is held out of every fitting when
 ``zlib.crc32(name) % 3 == 0``. The only fitted number of the model, ``launch_overhead`` in
@@ -40,10 +43,30 @@ def _stall_name(key: str) -> str:
     return key.split("stalled_")[1].split("_per_issue")[0]
 
 
-def ncu_top_stall(metrics: dict) -> str | None:
+def ncu_stalls(metrics: dict) -> dict[str, float]:
+    """ncu's warp-stall reasons (warps stalled per issue, measured), without ``selected`` (the issuing
+    warp, which the model does not count as a stall)."""
     st = {_stall_name(k): v for k, v in metrics.items() if "issue_stalled" in k and "per_issue_active" in k}
     st.pop("selected", None)
+    return st
+
+
+def ncu_top_stall(metrics: dict) -> str | None:
+    st = ncu_stalls(metrics)
     return max(st, key=st.get) if st else None
+
+
+def stall_distance(model: dict, ncu: dict) -> tuple[int, float] | None:
+    """How close the whole stall breakdown is: (how many of ncu's top-3 reasons are also in the model's
+    top 3, total-variation distance of the two mixes normalised to sum 1: half their L1 distance, 0 =
+    the same shares, 1 = no reason in common)."""
+    tm, tn = sum(v for v in model.values() if v > 0), sum(v for v in ncu.values() if v > 0)
+    if not tm or not tn:
+        return None
+    top = lambda d: set(sorted((k for k in d if d[k] > 0), key=lambda k: -d[k])[:3])  # noqa: E731
+    keys = set(model) | set(ncu)
+    tv = 0.5 * sum(abs(max(model.get(k, 0.0), 0.0) / tm - max(ncu.get(k, 0.0), 0.0) / tn) for k in keys)
+    return len(top(model) & top(ncu)), tv
 
 
 def spearman(a, b) -> float:
@@ -66,6 +89,7 @@ def main(argv=None) -> int:
     ap.add_argument("kernels", nargs="*")
     ap.add_argument("--small", action="store_true", help="also the small launches")
     ap.add_argument("--json", help="write the rows as JSON")
+    ap.add_argument("--mix", action="store_true", help="also print each launch's top-5 stall reasons, model and ncu")
     a = ap.parse_args(argv)
     if not (CORPUS / "manifest.json").exists():
         print(f"no corpus at {CORPUS}", file=sys.stderr)
@@ -81,25 +105,32 @@ def main(argv=None) -> int:
     rows = []
     whiches = ("launch", "perf_launch") if a.small else ("perf_launch",)
     print(f"{'kernel':30s} {'launch':6s} {'set':4s} {'predicted':>11s} {'measured':>11s} {'error':>7s}  "
-          f"{'top stall (model / ncu)':42s} {'L2 hit m/n':>11s} {'time':>6s}")
+          f"{'top stall (model / ncu)':42s} {'top3':>4s} {'TV':>4s} {'L2 hit m/n':>11s} {'time':>6s}")
     for e, which, (tm, secs, _, spec, _) in timed_launches(man["entries"], a.kernels, whiches):
         m = truth(ncu, e["entry"], which, spec.grid) or {}
         d = truth(deep, e["entry"], which, spec.grid) or {}
         meas = m.get("gpc__cycles_elapsed.max")
         err = (tm["cycles"] - meas) / meas if meas else None
         ntop = ncu_top_stall(d) if d else None
+        nst = ncu_stalls(d) if d else {}
+        dist = stall_distance(tm["stalls"], nst) if nst else None
         l2n = d.get("lts__t_sector_hit_rate.pct")
         l2m = tm["memory"]["l2_hit_rate"]
         row = {"kernel": e["name"], "which": which, "held_out": held_out(e["name"]), "predicted": tm["cycles"],
                "measured": meas, "error": err, "top_stall": tm["top_stall"], "ncu_top_stall": ntop,
                "l2_hit_model": None if l2m is None else 100 * l2m, "l2_hit_ncu": l2n, "seconds": secs,
-               "sampled": tm["sampled"], "bound": tm["bound"]}
+               "sampled": tm["sampled"], "bound": tm["bound"], "stalls_model": tm["stalls"], "stalls_ncu": nst,
+               "top3_shared": None if dist is None else dist[0], "stall_tv": None if dist is None else dist[1]}
         rows.append(row)
         es = f"{100 * err:+6.1f}%" if err is not None else "   n/a"
         l2s = f"{row['l2_hit_model'] or 0:5.1f}/{l2n if l2n is not None else float('nan'):5.1f}"
+        ds = f"{dist[0]}/3 {dist[1]:4.2f}" if dist else "  n/a    "
         print(f"{e['name'][:30]:30s} {which[:6]:6s} {'held' if row['held_out'] else 'fit':4s} "
               f"{tm['cycles']:11.0f} {meas or 0:11.0f} {es}  {str(tm['top_stall']):20s} / {str(ntop):19s} "
-              f"{l2s:>11s} {secs:5.1f}s", flush=True)
+              f"{ds} {l2s:>11s} {secs:5.1f}s", flush=True)
+        if a.mix:
+            fmt = lambda st: " ".join(f"{k} {v:.2f}" for k, v in sorted(st.items(), key=lambda kv: -kv[1])[:5])  # noqa: E731
+            print(f"{'':30s}   model: {fmt(tm['stalls'])}\n{'':30s}   ncu:   {fmt(nst)}")
     for which in whiches:
         rs = [r for r in rows if r["which"] == which and r["error"] is not None]
         for label, sel in (("calibration 2/3", [r for r in rs if not r["held_out"]]),
@@ -111,8 +142,12 @@ def main(argv=None) -> int:
             top = sum(r["top_stall"] == r["ncu_top_stall"] for r in sel if r["ncu_top_stall"])
             l2 = [r for r in sel if r["l2_hit_model"] is not None and r["l2_hit_ncu"] is not None]
             l2ok = sum(abs(r["l2_hit_model"] - min(100.0, r["l2_hit_ncu"])) <= 10 for r in l2)
+            dd = [r for r in sel if r["stall_tv"] is not None]
+            t3 = sum(r["top3_shared"] for r in dd) / (3 * len(dd)) if dd else float("nan")
+            tv = sum(r["stall_tv"] for r in dd) / len(dd) if dd else float("nan")
             print(f"{which:11s} {label:16s} n={len(sel):2d}  MAPE {mape:6.1f} %  within +-35 %: {within}/{len(sel)}  "
-                  f"top stall = ncu: {top}/{len(sel)}  L2 hit within 10 pts: {l2ok}/{len(l2)}")
+                  f"top stall = ncu: {top}/{len(sel)}  L2 hit within 10 pts: {l2ok}/{len(l2)}  "
+                  f"ncu top-3 in model top-3: {100 * t3:.0f} %  stall-mix TV distance: mean {tv:.2f}")
         lad = [next((r for r in rs if r["kernel"] == k), None) for k in LADDER]
         lad = [r for r in lad if r is not None]
         if len(lad) >= 2:

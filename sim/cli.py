@@ -77,8 +77,9 @@ def register(subparsers) -> argparse.ArgumentParser:
                    help="show the N PTX lines with the most shared wavefronts / global sectors")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--max-steps", type=int, metavar="N",
-                   help="stop a PTX run after N steps (one instruction for the threads of a batch of CTAs on one "
-                        "path; default 5,000,000 per batch); where each warp loops is reported and results kept")
+                   help="stop a run after N steps (PTX: one instruction for the threads of a batch of CTAs on one "
+                        "path, default 5,000,000 per batch; Ascend-like: instructions per core, default "
+                        "200,000,000); where each warp or core loops is reported and results kept")
     p.add_argument("--timing", metavar="MODEL", help="also predict the launch's time on a timing model (h200)")
     p.add_argument("--sample", choices=("auto", "all"), default="auto",
                    help="with --timing: simulate a deterministic sample of a big launch's CTAs (auto) or all")
@@ -176,8 +177,10 @@ def run_ptx(args) -> int:
     given = [flag for dest, flag in ASCEND_ONLY.items() if getattr(args, dest, None) not in (None, False)
              and not (dest == "trace" and getattr(args, "timing", None))]
     if given:
+        trace = " (on PTX, --trace goes with --timing h200: the timing model's trace)" if "--trace" in given else ""
         raise InputError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for Ascend-like runs "
-                         f"(--machine davinci-a2); a PTX run checks against --reference or the manifest's reference")
+                         f"(--machine davinci-a2){trace}; a PTX run checks against --reference or the manifest's "
+                         "reference")
     if not args.launch:
         raise InputError("a PTX run needs --launch SPEC.json (or manifest.json#ENTRY)", Span(args.file))
     spec = L.load_launch(args.launch, args.kernel)

@@ -55,7 +55,7 @@ from .compile import (Compiled, Resources, Unavailable, compile_many, registers_
                       unavailable_note)
 
 __all__ = ["Resources", "Unavailable", "SassKernel", "Listing", "kernel", "listing", "listings", "resources",
-           "note", "available", "tools", "registers_allocated", "ptx_target", "shared_plan"]
+           "note", "available", "tools", "registers_allocated", "ptx_target", "shared_plan", "shared_merges"]
 
 
 def note() -> str | None:
@@ -230,6 +230,14 @@ class Listing:
 
         return shared_plan(self.ptx, self.module) if self.module is not None else {}
 
+    @cached_property
+    def shared_merges(self) -> dict:
+        """PTX line -> (lead line, SASS bytes per lane, PTX bytes per lane) of every shared access
+        ptxas merged into a wider one (:func:`isa.sass.shared.shared_merges`)."""
+        from .shared import shared_merges
+
+        return shared_merges(self.ptx, self.module) if self.module is not None else {}
+
     def kernel(self, name: str) -> SassKernel:
         if name not in self.kernels:
             raise InputError(f"no kernel named '{name}' in the SASS of {self.ptx.path or 'the module'}")
@@ -308,3 +316,10 @@ def shared_plan(module_or_path) -> dict:
     emitted for it, for the simulator's bank model (``sim.memory.heat.MemoryHeat(shared_plan=...)``);
     lines absent cost their PTX access. Raises :class:`Unavailable` without ptxas."""
     return listing(module_or_path).shared_plan
+
+
+def shared_merges(module_or_path) -> dict:
+    """PTX line -> ``(lead line, SASS bytes per lane, PTX bytes per lane)`` of every shared access
+    ptxas merged into a wider one (the timing model's merged loads, :mod:`sim.timing.vectorize`).
+    Raises :class:`Unavailable` without ptxas."""
+    return listing(module_or_path).shared_merges

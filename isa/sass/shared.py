@@ -67,11 +67,33 @@ def _sass_accesses(sass: Module) -> dict[tuple[int, str], list[int]]:
 def shared_plan(ptx: Module, sass: Module) -> Plan:
     """The plan for every shared ld/st of ``ptx`` (see the module docstring); ``sass`` must carry
     PTX line info (``nvdisasm -gp``), else the plan is empty (PTX costs)."""
+    return _analyse(ptx, sass)[0]
+
+
+#: PTX line -> (the line that leads its merge, bytes per lane of the SASS access, bytes per lane of
+#: the PTX access): every shared load or store ptxas merged into a wider one, its lead included
+Merges = dict[int, tuple[int, int, int]]
+
+
+def shared_merges(ptx: Module, sass: Module) -> Merges:
+    """Which PTX shared accesses ptxas merged, and into which PTX line's SASS access (the lead)::
+
+        {101: (101, 16, 4), 104: (101, 16, 4), 107: (101, 16, 4), 110: (101, 16, 4)}
+
+    The timing model's merged loads when SASS is at hand (:func:`sim.timing.vectorize.shared_merges`).
+    A merged-away line names the lead that covers its bytes (same direction, same base register,
+    same function); where several do (an unrolled loop repeats the same offsets), the nearest
+    line before it, else the nearest after it."""
+    return _analyse(ptx, sass)[1]
+
+
+def _analyse(ptx: Module, sass: Module) -> tuple[Plan, Merges]:
     sass_at = _sass_accesses(sass)
     if not sass_at:
-        return {}
+        return {}, {}
     plan: Plan = {}
-    leads = []                      # (direction, base, first byte, end byte) of merged accesses
+    merges: Merges = {}
+    leads = []                      # (direction, base, first byte, end byte, line, PTX bytes) of merged accesses
     missing = []
     for line, d, w, base, off in _ptx_accesses(ptx):
         widths = sass_at.get((line, d))
@@ -81,11 +103,18 @@ def shared_plan(ptx: Module, sass: Module) -> Plan:
         wide = max(widths)
         if wide > w:                # the lead of a merge: one access of the SASS width
             plan[line] = ((0, wide),)
-            leads.append((d, base, off, off + wide))
+            leads.append((d, base, off, off + wide, line, w))
         elif wide < w and w % wide == 0:
             plan[line] = tuple((k * wide, wide) for k in range(w // wide))
     for line, d, w, base, off in missing:
-        if base is not None and base[1] is not None and any(
-                d == ld and base == lb and lo <= off and off + w <= hi for ld, lb, lo, hi in leads):
+        if base is None or base[1] is None:
+            continue
+        cover = [(ln, hi - lo, lw) for ld, lb, lo, hi, ln, lw in leads
+                 if d == ld and base == lb and lo <= off and off + w <= hi]
+        if cover:
             plan[line] = ()         # inside a wider access that another PTX line leads
-    return plan
+            before = [c for c in cover if c[0] < line]
+            lead = max(before) if before else min(cover)
+            merges[line] = (lead[0], lead[1], w)
+            merges.setdefault(lead[0], (lead[0], lead[1], lead[2]))
+    return plan, merges

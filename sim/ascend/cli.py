@@ -38,7 +38,9 @@ def add_arguments(p) -> None:
 
 
 #: options of ``kernlens run`` that only the PTX path reads (sim/cli.py defines them)
-PTX_ONLY = {"launch": "--launch", "reference": "--reference", "rtol": "--rtol", "atol": "--atol", "heat": "--heat"}
+PTX_ONLY = {"launch": "--launch", "reference": "--reference", "rtol": "--rtol", "atol": "--atol", "heat": "--heat",
+            "timing": "--timing", "plot": "--plot", "memory_model": "--memory-model",
+            "sass": "--sass"}
 
 
 def run_ascend(args) -> int:
@@ -49,7 +51,7 @@ def run_ascend(args) -> int:
     from sim.ascend.trace import write_trace
     from sim.launch import read_npz
 
-    given = [flag for dest, flag in PTX_ONLY.items() if getattr(args, dest, None) is not None]
+    given = [flag for dest, flag in PTX_ONLY.items() if getattr(args, dest, None) not in (None, False)]
     if given:
         raise InputError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for PTX runs; an Ascend-like run "
                          "takes --inputs NPZ or --check (the kernel's .meta header builds inputs and reference)")
@@ -65,8 +67,11 @@ def run_ascend(args) -> int:
         inputs.update({k[3:] if k.startswith("in_") else k: v for k, v in read_npz(args.inputs).items()
                        if not k.startswith("got_")})
     functional = bool(args.inputs or args.out or args.check)
+    steps = getattr(args, "max_steps", None)
+    if steps is not None and steps <= 0:
+        raise InputError("--max-steps must be a positive number of steps")
     res = run_module(module, machine, kernel=getattr(args, "kernel", None), inputs=inputs, cores=args.cores, functional=functional,
-                     trace=bool(getattr(args, "trace", None)))
+                     trace=bool(getattr(args, "trace", None)), max_steps=steps)
     t = res.timing
     out = {
         "kernel": res.launch.kernel, "machine": machine.name, "core_type": res.launch.core_type,

@@ -414,9 +414,10 @@ class LaunchResult:
 class Launch:
     def __init__(self, module: ir.Module, kernel: ir.Function, machine: AscendModel, inputs: dict, blocks: int,
                  functional: bool, gm: "GlobalMemory | None" = None, xcore: "CrossCore | None" = None,
-                 gid_base: int = 0, mix: bool = False):
+                 gid_base: int = 0, mix: bool = False, max_steps: int | None = None):
         self.module = module
         self.kernel = kernel
+        self.max_steps = MAX_STEPS if max_steps is None else int(max_steps)   # per core
         self.machine = machine
         self.functional = functional
         self.blocks = blocks
@@ -451,6 +452,34 @@ class Launch:
 
     def source_line(self, line: int) -> str | None:
         return self.module.source_line(line)
+
+    interrupted = False
+
+    def _stop_looping(self, core: Core, pc: int, steps: int, why: str | None = None) -> None:
+        """The core ran ``max_steps`` instructions (a loop that never exits?): report where it loops
+        -- the innermost backward branch around ``pc``, about how many iterations, the registers its
+        exit test reads -- and stop this core, keeping every result written so far (issue #15)."""
+        ins = self.instrs
+        loops = [(t, k) for k, i in enumerate(ins) if i.opcode == "bra" and i.operands
+                 and (t := self.labels.get(getattr(i.operands[0], "name", None))) is not None and t <= pc <= k]
+        msg = (f"max_steps: stopped after {steps:,} instructions (max_steps={self.max_steps:,})" if why is None
+               else f"interrupted ({why}) after {steps:,} instructions")
+        if loops:
+            top, br = min(loops, key=lambda tk: tk[1] - tk[0])
+            body = br - top + 1
+            msg += (f": in the loop at lines {ins[top].span.line}-{ins[br].span.line} (about {steps // body:,} "
+                    f"iterations so far)")
+            g = ins[br].guard
+            cmp_ = next((k for k in range(br - 1, top - 1, -1) if ins[k].opcode == "cmp" and ins[k].operands
+                         and g is not None and getattr(ins[k].operands[0], "name", None) == g.register), None)
+            if cmp_ is not None:
+                regs = [o.name for o in ins[cmp_].operands[1:] if isinstance(o, ir.Register)]
+                vals = ", ".join(f"{r} = {core.regs.get(r, '?')}" for r in regs)
+                msg += (f"; its exit test at line {ins[cmp_].span.line} ({(self.source_line(ins[cmp_].span.line) or '').strip()})"
+                        + (f" reads {vals}" if vals else ""))
+        self.report(core, pc, msg, stopped=True,
+                    notes=["this core stopped here; results written before it are kept"]
+                    + (["a kernel that needs more steps: kernlens run --max-steps N"] if why is None else []))
 
     def report(self, core: Core, idx: int, message: str, *, stopped: bool, notes=None) -> None:
         key = (idx, message)
@@ -494,14 +523,20 @@ class Launch:
         n = len(code)
         pc = core.pc
         steps = core.steps
+        limit = self.max_steps
         try:
             while pc < n:
                 steps += 1
-                if steps > MAX_STEPS:
-                    raise SimulationError(f"kernel '{self.kernel.name}' core {core.id} did not finish after "
-                                          f"{MAX_STEPS} instructions (endless loop?)", self.instrs[pc].span)
+                if steps > limit:
+                    steps -= 1
+                    self._stop_looping(core, pc, steps)
+                    break
                 nxt = code[pc](core)
                 pc = pc + 1 if nxt is None else nxt
+        except KeyboardInterrupt:     # Ctrl-C: say where this core was, keep the results, run no more cores
+            steps -= 1
+            self.interrupted = True
+            self._stop_looping(core, pc, steps, why="Ctrl-C")
         except Blocked:
             core.pc, core.steps = pc, steps - 1
             return "blocked"
@@ -526,12 +561,16 @@ def run_cores(cores: list[Core]) -> int:
         progressed = False
         still = []
         for core in live:
+            if any(c.launch.interrupted for c in cores):
+                break                   # Ctrl-C: the cores not run yet stay so (the results so far are kept)
             before = (core.pc, core.steps)
             status = core.launch.run_core(core)
             if (core.pc, core.steps) != before:
                 progressed = True
             if status == "blocked":
                 still.append(core)
+        if any(c.launch.interrupted for c in cores):
+            break
         live = still
         if live and not progressed:
             for core in live:
@@ -944,7 +983,7 @@ def _compile_sync(ins, idx, launch, gets):
 
 
 def launch_kernel(module: ir.Module, machine: AscendModel, *, kernel: str | None = None, inputs: dict | None = None,
-                  cores: int | None = None, functional: bool = True) -> LaunchResult:
+                  cores: int | None = None, functional: bool = True, max_steps: int | None = None) -> LaunchResult:
     """Run ``kernel`` (default: the only kernel) on as many cores as its type has (or ``cores``)."""
     kernels = module.kernels
     if not kernels:
@@ -956,7 +995,7 @@ def launch_kernel(module: ir.Module, machine: AscendModel, *, kernel: str | None
         if kernel in (pair[0].name, pair[1].name):   # a code segment of a mix kernel runs as the whole mix
             kernel = mname
     if kernel in mixes:
-        return _launch_mix(module, machine, kernel, mixes[kernel], inputs or {}, cores, functional)
+        return _launch_mix(module, machine, kernel, mixes[kernel], inputs or {}, cores, functional, max_steps)
     if kernel is None:
         if len(kernels) > 1:
             raise InputError(f"the file has {len(kernels)} kernels; choose one with --kernel",
@@ -970,10 +1009,10 @@ def launch_kernel(module: ir.Module, machine: AscendModel, *, kernel: str | None
         if cores < 1:
             raise InputError(f"--cores must be at least 1, got {cores}")
         n = min(n, cores)
-    return Launch(module, k, machine, inputs or {}, n, functional).run()
+    return Launch(module, k, machine, inputs or {}, n, functional, max_steps=max_steps).run()
 
 
-def _launch_mix(module, machine, name, pair, inputs, cores, functional) -> LaunchResult:
+def _launch_mix(module, machine, name, pair, inputs, cores, functional, max_steps=None) -> LaunchResult:
     """AIC:AIV = 1:2 [ASC-ARCH]: ``n`` cube cores (all, or ``cores``) and ``2n`` vector cores, one GM."""
     fa, fv = pair
     n = machine.cube_cores
@@ -982,8 +1021,9 @@ def _launch_mix(module, machine, name, pair, inputs, cores, functional) -> Launc
             raise InputError(f"--cores must be at least 1, got {cores}")
         n = min(n, cores)
     xcore = CrossCore()
-    aic = Launch(module, fa, machine, inputs, n, functional, xcore=xcore, gid_base=0, mix=True)
-    aiv = Launch(module, fv, machine, inputs, 2 * n, functional, gm=aic.gm, xcore=xcore, gid_base=n, mix=True)
+    aic = Launch(module, fa, machine, inputs, n, functional, xcore=xcore, gid_base=0, mix=True, max_steps=max_steps)
+    aiv = Launch(module, fv, machine, inputs, 2 * n, functional, gm=aic.gm, xcore=xcore, gid_base=n, mix=True,
+                 max_steps=max_steps)
     if functional:
         aic.gm.track()
     all_cores = aic.make_cores() + aiv.make_cores()

@@ -203,16 +203,17 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
         occ, regs = T.occupancy_of(module, fn.name, M)
         # the sampled CTAs (any set of CTA ids) run together, batch_threads // threads per CTA at a time
         starts, sampled = T.plan(M.ncta, 132, max(1, occ.ctas_per_sm), sample)
-        from sim.timing.vectorize import merged_loads
+        from sim.timing.vectorize import shared_merges
 
-        ws = WarpStreams(M.tpc // 32, merged_loads(M))
+        merges = shared_merges(module, M)       # ptxas's merged shared loads where SASS is at hand, else modelled
+        ws = WarpStreams(M.tpc // 32, merges.by_pc)
         if M.asyncs is not None:          # the timing model waits where the functional semantics complete
             from sim.timing.completions import AsyncLog
 
             ws.async_log = AsyncLog()
             ws.on_async = ws.async_log.on_async      # the streams listener also takes the AsyncEvents
         M._set_listeners(list(listeners) + [ws])
-        tinfo = (occ, regs, ws, starts, sampled)
+        tinfo = (occ, regs, ws, starts, sampled, merges)
     t1 = time.perf_counter()
     M.progress = progress
     M.run(ctas, only=starts)
@@ -233,10 +234,11 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
     stats["setup_seconds"] = t1 - t0        # parse (if a path was given), layout, decoding
     stats["run_seconds"] = t2 - t1
     if tinfo is not None:
-        occ, regs, ws, starts, sampled = tinfo
+        occ, regs, ws, starts, sampled, merges = tinfo
         t3 = time.perf_counter()
         tm = T.predict(M, ws, occ, regs, simulated=starts, sampled=sampled, gmem=gmem, trace=trace)
         tm["predict_seconds"] = time.perf_counter() - t3 + (t2 - t1)
+        tm["shared_merges"] = merges.summary()
         from analyzer.plot import work_by_kind
 
         # operations by kind of peak over the launch: exact counts of the CTAs run, scaled when sampled

@@ -41,8 +41,12 @@ def render(tm: dict) -> str:
     f = lambda v: "-" if v is None else f"{100 * v:.1f}%"  # noqa: E731
     out += [f"    L1 hit rate {f(mem['l1_hit_rate'])}, L2 hit rate {f(mem['l2_hit_rate'])}, "
             f"DRAM read {mem['dram_bytes_read'] / 1e6:.3f} MB, write {mem['dram_bytes_write'] / 1e6:.3f} MB, "
-            f"shared wavefronts {mem['shared_wavefronts']:.0f}",
-            "  Warp State (warps stalled per issued instruction)"]
+            f"shared wavefronts {mem['shared_wavefronts']:.0f}"]
+    sm_ = tm.get("shared_merges")
+    if sm_ and sm_.get("merged_loads"):
+        out.append(f"    merged shared loads     {sm_['merged_loads']} PTX loads in {sm_['vector_loads']} vector loads "
+                   f"({'from the SASS ptxas emitted' if sm_['source'] == 'sass' else 'modelled: no SASS here'})")
+    out += ["  Warp State (warps stalled per issued instruction)"]
     for k, v in list(tm["stalls"].items())[:8]:
         out.append(f"    {k:<24} {v:8.2f}")
     return "\n".join(out)

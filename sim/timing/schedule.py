@@ -230,7 +230,7 @@ def _schedule(ins, infos, facts, base, a, b, glat, registers, merged, conv=None)
     # merged vector-load followers stay after their leader (sim.timing.vectorize)
     for j in range(m):
         mg = merged.get(base + a + j)
-        if mg is not None and mg.leader != base + a + j and a <= mg.leader - base < b:
+        if mg is not None and a <= mg.leader - base < a + j:      # a leader before its follower
             preds[j].setdefault(mg.leader - base - a, 0.0)
     succ: list[list[int]] = [[] for _ in range(m)]
     for j in range(m):

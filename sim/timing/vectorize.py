@@ -1,5 +1,18 @@
 """Which scalar shared-memory loads ptxas merges into one vector load (LDS.64 / LDS.128).
 
+One interface, :func:`shared_merges`, two sources, and ``result.timing["shared_merges"]`` says
+which one a prediction used:
+
+* ``"sass"`` (*measured from the compiler*): where ptxas and nvdisasm are on the PATH, what ptxas
+  really emitted (:func:`isa.sass.shared_merges`: ``-lineinfo`` ties each ``LDS.128`` to the PTX
+  line it came from, and the PTX loads it covers are merged into it);
+* ``"modelled"``: elsewhere, the static pass below, which guesses what ptxas does.
+
+Both give the same :class:`Merge` per pc, priced the same way by :class:`sim.timing.streams.WarpStreams`.
+On the corpus's 29 perf launches the two agree on every load but those of ``sgemm_smem_padded``,
+whose rows of 33 words ptxas cannot prove 16-byte aligned: it keeps the loads scalar, where the
+model's run-time check merges them for the warps whose rows happen to be aligned.
+
 The timing model prices PTX, but the H200 runs what ptxas emits, and ptxas merges scalar loads from
 one base register at adjacent offsets (``ld.shared.f32 [%r6]; ... [%r6+4]; ... [%r6+8]; ...
 [%r6+12]``) into one 128-bit load when it can prove the address 16-byte aligned. That changes the
@@ -15,7 +28,8 @@ Measured (``../shared/corpus/h200/ncu_deep.json``, ``l1tex__data_pipe_lsu_wavefr
 What is modelled (a static pass over the kernel plus a run-time check):
 
 * candidates are non-volatile ``ld.shared`` of 4- or 8-byte scalars (``.f32/.b32/.u32/.s32``,
-  ``.f64/.b64/.u64/.s64``) in one basic block (:class:`isa.cfg.Cfg`), addressed ``[%base+offset]``, same base, type and guard;
+  ``.f64/.b64/.u64/.s64``) in one basic block (:class:`isa.cfg.Cfg`), addressed ``[%base+offset]``
+  or ``[symbol+offset]`` (a ``__shared__`` array read at constant indices), same base, type and guard;
 * a group ends at a write to the base register, a shared store or atomic, a barrier or fence, a call;
 * within a group, offsets ``o, o+w, o+2w, o+3w`` with ``o`` a multiple of ``4w`` (16 bytes at most,
   so only for 4-byte loads) become one 16-byte load, else pairs ``o, o+w`` with ``o`` a multiple of
@@ -57,8 +71,8 @@ def _scalar_shared_load(ins):
     if w is None or len(ins.operands) != 2:
         return None
     adr = ins.operands[1]
-    if not isinstance(adr, ir.Address) or not isinstance(adr.base, ir.Register) or adr.index is not None:
-        return None
+    if not isinstance(adr, ir.Address) or not isinstance(adr.base, (ir.Register, ir.Symbol)) or adr.index is not None:
+        return None         # [%base+offset], or [sym+offset] (a __shared__ array at constant indices)
     g = ins.guard
     return adr.base.name, w, (g.register, g.negated) if g else None, int(adr.offset or 0)
 
@@ -129,4 +143,79 @@ def _merge(lst, w: int, out: dict) -> None:
                 break
 
 
-__all__ = ["Merge", "merged_loads"]
+SOURCES = {"sass": "measured from the compiler: the LDS/STS ptxas emitted for each PTX line (isa.sass, -lineinfo)",
+           "modelled": "modelled: a static pass guessing which loads ptxas merges (sim.timing.vectorize)"}
+
+
+@dataclass(frozen=True)
+class SharedMerges:
+    """The merged shared loads of a launch: pc -> :class:`Merge`, and where they come from
+    (``source``: ``"sass"`` or ``"modelled"``, :data:`SOURCES`; ``why``: why not SASS, if not)."""
+
+    by_pc: dict
+    source: str
+    why: str = ""
+
+    def summary(self) -> dict:
+        """What ``result.timing["shared_merges"]`` shows."""
+        out = {"source": self.source, "basis": SOURCES[self.source],
+               "vector_loads": len({m.leader for m in self.by_pc.values()}), "merged_loads": len(self.by_pc)}
+        if self.why:
+            out["why_not_sass"] = self.why
+        return out
+
+
+def shared_merges(module, state, use_sass: bool = True) -> SharedMerges:
+    """The merged shared loads of a launch (``state``: the ``sim.ptx`` launch state, ``module``
+    its module): ptxas's own (``"sass"``) where SASS can be produced for the module, else the
+    model's (:func:`merged_loads`, ``"modelled"``)."""
+    why = "not asked for"
+    if use_sass:
+        why = _sass_unavailable(module)
+        if not why:
+            try:
+                import isa.sass
+
+                lines = isa.sass.shared_merges(module)
+            except Exception as e:  # noqa: BLE001 - a module ptxas rejects: the model's guess
+                why = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            else:
+                return SharedMerges(_by_pc(state, lines), "sass")
+    return SharedMerges(merged_loads(state), "modelled", why)
+
+
+def _sass_unavailable(module) -> str:
+    import isa.sass
+
+    note = isa.sass.note()
+    if note is not None:
+        return note
+    if not (module.target or "").startswith("sm_"):
+        return f"no sm_XX target ({module.target})"
+    return ""
+
+
+def _by_pc(state, lines: dict) -> dict[int, Merge]:
+    """pc -> :class:`Merge` of the launch's shared loads that ptxas merged (``lines``:
+    :func:`isa.sass.shared_merges`, PTX line -> (lead line, SASS bytes, PTX bytes))."""
+    if not lines:
+        return {}
+    out: dict[int, Merge] = {}
+    for info in getattr(state, "funcs", ()):
+        pc_of: dict[int, int] = {}
+        loads = []
+        for k, ins in enumerate(info.fn.instructions):
+            line = ins.span.line if ins.span is not None else 0
+            if line in lines and _scalar_shared_load(ins) is not None:
+                pc_of.setdefault(line, info.base + k)
+                loads.append((info.base + k, line))
+        for pc, line in loads:
+            lead, wide, lane = lines[line]
+            if lead in pc_of:
+                out[pc] = Merge(pc_of[lead], wide, lane)
+    # a lead none of whose loads merged into it here stays a plain load
+    leaders = {m.leader for pc, m in out.items() if m.leader != pc}
+    return {pc: m for pc, m in out.items() if m.leader in leaders}
+
+
+__all__ = ["Merge", "merged_loads", "SharedMerges", "shared_merges", "SOURCES"]

@@ -67,6 +67,7 @@ def test_ascend_reports_use_the_meta_shapes_and_omit_ptx_only_fields(capsys):
     assert w["flops"] == 2 * 256 * 192 * 320 == 31_457_280
     assert w["global_bytes"] == (256 * 320 + 320 * 192 + 256 * 192) * 2 == 385_024
     assert k["flops"]["total"] == 31_457_280 and k["flops"]["basis"] == ".meta shapes"
+    assert k["flops"]["by_dtype"] == {"f16": 31_457_280}            # was {} beside the total
     assert k["bytes"]["global"] == 385_024 and abs(k["intensity"] - 31_457_280 / 385_024) < 1e-12
     assert main([path]) == 0
     text = capsys.readouterr().out

@@ -86,6 +86,9 @@ def test_validate_kernel_plot(tmp_path, capsys):
     assert pt.get("data-label") == "sgemm_tiled"
     assert x_of(float(pt.get("cx"))) == pytest.approx(roof["intensity"], rel=1e-3)
     assert y_of(float(pt.get("cy"))) == pytest.approx(roof["attainable_ops_per_s"], rel=1e-3)
+    # the axis is per DRAM byte; the static point's bytes are the requested global bytes, and it says so
+    legend = [t.text for t in root.findall(".//s:text[@class='legend-entry']", NS)]
+    assert "estimated (static counts, every global byte taken as DRAM, time at the ceilings)" in legend
 
 
 def test_validate_kernel_plot_without_traffic_is_an_input_error(tmp_path):

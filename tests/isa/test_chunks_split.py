@@ -123,3 +123,70 @@ def test_jobs_degrade_to_this_process_without_fork(monkeypatch):
     assert chunks.jobs_wanted(0) >= 1 and chunks.jobs_wanted(None) == chunks.jobs_wanted(0)
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
     assert chunks.jobs_wanted(4) == 1 and chunks.jobs_wanted(0) == 1
+
+
+MEMO_KERNEL = """
+.visible .entry m{i}(.param .u64 out)
+{{
+    .reg .pred %p<3>;
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<3>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+\tmov.u32 %r2, 7;
+    setp.lt.s32 %p1, %r1, 4;
+    @%p1 bra L{i};
+    @!%p1 add.s32 %r2, %r2, %r1;
+L{i}:  add.s32 %r3, %r2, 1;
+    {{ .reg .b32 %in; mov.u32 %in, 7; add.s32 %r4, %in, 1; }}
+    /*
+    mov.u32 %r1, %tid.x;
+    */
+    .loc 1 {i} 2
+    cvta.to.global.u64 %rd2, %rd1;
+    st.global.v2.u32 [%rd2+8], {{%r3, %r4}};
+    ret;
+}}
+"""
+
+
+def test_recalled_instruction_lines_give_the_parse_of_the_text():
+    """Lines learnt from earlier batches (StatementMemo) come back as the same instructions at
+    their own lines and columns (in scopes, after .loc, with guards, other indents; not inside a
+    block comment), so every batch is still the whole-file parse."""
+    text = ".version 8.0\n.target sm_90\n.address_size 64\n.file 1 \"a.cu\"\n" + "".join(
+        MEMO_KERNEL.format(i=i) for i in range(12))
+    found = chunks.entries(text)
+    split = chunks.Split.make(text, "m.ptx", found)
+    assert check_split(text, "m.ptx", 600) == 12
+    assert split is not None
+    # the same again with one memo across batches, counting the recalled lines
+    whole = parser.parse(text, "m.ptx")
+    for i in range(12):
+        got = split.module(i, i + 1)
+        want = [it for it in whole.items if not getattr(it, "is_kernel", False) or it.name == f"m{i}"]
+        assert spans(got) == spans(whole.__class__(isa="ptx", items=tuple(want)))
+        assert got.items == tuple(want)
+    # each later kernel recalls its 7 lines that are the same in every kernel and stand alone: not
+    # the branch (its label differs), the label line, the scope and the vector store (braces), nor
+    # the copy inside the block comment (substituted there, but a comment: ignored, as its text is)
+    assert split.memo.recalled == 11 * 7
+    assert len(split.memo.templates) == 7 + 12       # the 7, and each kernel's own branch
+
+
+def test_a_recalled_line_where_no_instruction_may_stand_is_the_texts_error(tmp_path):
+    """A line seen before, in a place where the text would not parse (inside an unfinished
+    statement): the error is the one the real text gives, with its source line."""
+    good = MEMO_KERNEL.format(i=0)
+    bad = MEMO_KERNEL.format(i=1).replace("    ld.param.u64 %rd1, [out];\n",
+                                          "    ld.param.u64 %rd1,\n    mov.u32 %r1, %tid.x;\n")
+    text = ".version 8.0\n.target sm_90\n.address_size 64\n" + good + bad
+    split = chunks.Split.make(text, "m.ptx")
+    split.module(0, 1)
+    assert "mov.u32 %r1, %tid.x;" in split.memo.index
+    with pytest.raises(Exception) as got:
+        split.module(1, 2)
+    with pytest.raises(Exception) as want:
+        parser.parse(text, "m.ptx")
+    assert str(got.value) == str(want.value) and got.value.span == want.value.span
+    assert got.value.source_line == want.value.source_line and "\x01" not in got.value.source_line

@@ -247,7 +247,9 @@ def test_ascend_inputs_by_name_value_and_size(files, capsys):
         capsys.readouterr().err
 
 
-@pytest.mark.parametrize("opt", [["--launch", "spec.json"], ["--reference", "m:f"], ["--rtol", "0.1"], ["--heat"]])
+@pytest.mark.parametrize("opt", [["--launch", "spec.json"], ["--reference", "m:f"], ["--rtol", "0.1"], ["--heat"],
+                                 # were ignored without a word (the Ascend-like model ran instead of h200's)
+                                 ["--timing", "h200"], ["--plot", "r.svg"], ["--sass"]])
 def test_ptx_only_options_are_refused_for_ascend_runs(files, capsys, opt):
     asm = files / "k.asm"
     asm.write_text(ASM_SCALE)
@@ -328,3 +330,9 @@ def test_a_sampled_timing_run_says_its_counts_and_check_are_partial(tmp_path, ca
     assert d["partial"] == why and d["check"] is None and d["timing"]["sampled"] is True
     main(args[:-2] + ["--sample", "all", "--json"])
     assert "partial" not in json.loads(capsys.readouterr().out)
+
+
+def test_trace_without_timing_on_ptx_says_what_it_needs(files, capsys):
+    """The message said a PTX run has no trace; with --timing h200 it has one (issue #10)."""
+    assert main(["run", str(files / "k.ptx"), "--launch", str(files / "spec.json"), "--trace", "t.json"]) == 2
+    assert "on PTX, --trace goes with --timing h200" in capsys.readouterr().err

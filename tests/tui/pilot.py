@@ -8,6 +8,10 @@ import asyncio
 import functools
 
 import pytest
+from textual.pilot import Pilot
+
+# Textual's own methods, kept before tests/tui/conftest.py makes Pilot.press/click/pause settle
+PRESS, CLICK, PAUSE = Pilot.press, Pilot.click, Pilot.pause
 
 
 def sync(fn):
@@ -20,11 +24,25 @@ def sync(fn):
     return wrapper
 
 
-async def settle(app, pilot, rounds: int = 2):
-    """Wait for the app's workers and a refresh, ``rounds`` times (work that starts more work)."""
-    for _ in range(rounds):
+async def settle(app, pilot, rounds: int = 2, limit: int = 300):
+    """Wait until the app is quiet ``rounds`` checks in a row: no worker pending or running, and
+    no message waiting in the queue of the app, its screen or any of their widgets, with a refresh
+    (``pilot.pause``) before each check; at most ``limit`` checks.
+
+    Textual's own waits decide "idle" by comparing CPU time with wall time, which a loaded
+    machine fools (a starved process looks idle): a message still bubbling from a list, an input
+    or a button up to the app, or a worker not started yet, could be missed, and a test that
+    passes alone fail under load. Queues and worker states are what is really pending."""
+    quiet = 0
+    for _ in range(limit):
         await app.workers.wait_for_complete()
-        await pilot.pause()
+        await PAUSE(pilot)
+        nodes = [app, *app.screen.walk_children(with_self=True)]
+        busy = any(n.message_queue_size for n in nodes) or \
+            any(w.state.name in ("PENDING", "RUNNING") for w in app.workers)
+        quiet = 0 if busy else quiet + 1
+        if quiet >= rounds:
+            return
 
 
 async def press(app, pilot, *keys: str):

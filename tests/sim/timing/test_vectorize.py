@@ -98,3 +98,55 @@ def test_column_read_costs_the_vector_load_wavefronts_when_aligned():
     # rows of 33 words (padded): not 16-byte aligned for odd lanes, ptxas keeps LDS.32:
     # conflict-free, 1 wavefront each (4) + store 1 + broadcasts 2
     assert _wavefronts(132) == pytest.approx(4 + 1 + 2)
+
+
+def _state(src: str):
+    fn = isa.loads(src).functions[0]
+    return isa.loads(src), SimpleNamespace(funcs=[SimpleNamespace(fn=fn, base=0)])
+
+
+def test_one_interface_takes_ptxas_merges_where_sass_is_at_hand_and_the_model_elsewhere(monkeypatch):
+    import isa.sass
+    from sim.timing.vectorize import shared_merges
+
+    module, state = _state(_src(COLUMN))
+    modelled = shared_merges(module, state, use_sass=False)
+    assert modelled.source == "modelled" and len(modelled.by_pc) == 4
+    if isa.sass.available():
+        got = shared_merges(module, state)
+        # ptxas merges the four [%r6+0..12] loads into one LDS.128, as the model says
+        assert got.source == "sass" and got.by_pc == modelled.by_pc
+        assert got.summary() == {"source": "sass", "basis": got.summary()["basis"], "vector_loads": 1,
+                                 "merged_loads": 4}
+        assert got.summary()["basis"].startswith("measured from the compiler")
+        # rows of 33 words: ptxas cannot prove 16-byte alignment and emits LDS.32
+        m132, s132 = _state(_src(COLUMN, 132))
+        assert shared_merges(m132, s132).by_pc == {} and len(merged_loads(s132)) == 4
+    monkeypatch.setattr(isa.sass, "note", lambda: "ptxas is not installed")
+    none = shared_merges(module, state)
+    assert none.source == "modelled" and none.by_pc == modelled.by_pc
+    assert none.summary()["why_not_sass"] == "ptxas is not installed"
+
+
+def test_timing_says_which_merges_it_used(monkeypatch):
+    import isa.sass
+
+    out = np.zeros(32, np.float32)
+    r = sim.run_kernel(isa.loads(_src(COLUMN)), "k", 1, 32, [out, np.uint32(0)], timing="h200")
+    assert r.timing["shared_merges"]["source"] == ("sass" if isa.sass.available() else "modelled")
+    assert r.timing["shared_merges"]["vector_loads"] == 1
+    monkeypatch.setattr(isa.sass, "note", lambda: "ptxas is not installed")
+    r = sim.run_kernel(isa.loads(_src(COLUMN)), "k", 1, 32, [out, np.uint32(0)], timing="h200")
+    assert r.timing["shared_merges"]["source"] == "modelled"
+    assert r.timing["memory"]["shared_wavefronts"] == pytest.approx(32 + 32 + 2)
+
+
+def test_the_text_report_says_where_the_merges_come_from():
+    import isa.sass
+    from sim.timing.report import render
+
+    out = np.zeros(32, np.float32)
+    r = sim.run_kernel(isa.loads(_src(COLUMN)), "k", 1, 32, [out, np.uint32(0)], timing="h200")
+    text = render(r.timing)
+    where = "from the SASS ptxas emitted" if isa.sass.available() else "modelled: no SASS here"
+    assert f"merged shared loads     4 PTX loads in 1 vector loads ({where})" in text
