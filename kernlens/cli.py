@@ -13,6 +13,10 @@ import importlib
 import os
 import sys
 
+from kernlens import one_blas_thread
+
+one_blas_thread()    # before anything imports numpy
+
 # subcommand -> module that implements ``register(subparsers)``
 SUBCOMMANDS = {
     "fmt": "isa.cli",

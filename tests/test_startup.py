@@ -92,3 +92,25 @@ def test_the_program_exits_quickly_with_its_code_and_its_whole_output(tmp_path):
             "atexit.register(lambda: print('atexit ran')); print('x' * 100000); exit_now(3)")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.returncode == 3 and out.stdout == "x" * 100000 + "\natexit ran\n"
+
+
+BLAS_PROBE = """
+import json, os, sys
+import {module}
+import numpy
+print(json.dumps(os.environ.get("OPENBLAS_NUM_THREADS")))
+"""
+
+
+@pytest.mark.parametrize("module", ["kernlens.cli", "analyzer.cli"])
+@pytest.mark.parametrize("chosen, expected", [({}, "1"), ({"OMP_NUM_THREADS": "3"}, None),
+                                              ({"OPENBLAS_NUM_THREADS": "2"}, "2")])
+def test_an_entry_point_asks_openblas_for_one_thread_unless_the_user_chose(module, chosen, expected):
+    """OpenBLAS's threads start (and spin) at numpy's import; the simulator never calls BLAS."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")}
+    env.update(chosen, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", BLAS_PROBE.format(module=module)], env=env, cwd=ROOT,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == expected

@@ -238,6 +238,8 @@ class SMRun:
     warps: int
     cta_end: list
     slices: list
+    l2_seq: list = None         # this SM's L2 accesses in order: (key, bytes, load sectors missing L1)
+    l2_work: float = 0.0        # L2 work in bytes of reads that hit (stores weighted by their cost there)
 
 
 #: most slices one traced SM records (issues, pipe and unit work together)
@@ -272,8 +274,7 @@ class SM:
 
     def __init__(self, facts: list[OpFacts], P: H200Params, *, ctas_per_sm: int, warps_per_cta: int,
                  l1_lines: int, l2_hit: float, dram_bpc: float, l2_bpc: float, trace: bool = False,
-                 leaders=frozenset(), dram_latency: float | None = None, sm_index: int = 0,
-                 l2_write_spc: float | None = None):
+                 leaders=frozenset(), dram_latency: float | None = None, sm_index: int = 0):
         self.f, self.P, self.k, self.wpc = facts, P, max(1, ctas_per_sm), warps_per_cta
         pp = P.pipes
         self.sub = [{n: Unit(n, pp[n]) for n in ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma_sync")}
@@ -304,10 +305,6 @@ class SM:
         self.shared = DataPathShare(mk("shared", 1.0 / pp["shared_wavefronts_per_clk"]), self.data)
         self.l1d = DataPathShare(mk("l1_data", 1.0 / pp["l1_lines_per_clk"]), self.data)
         self.l2 = mk("l2", 1.0 / l2_bpc)
-        # the L2 merges store sectors at l2_write_sectors_per_clk chip-wide (this SM's share), a sector
-        # written in part at l2_partial_write_cost; a store leaves the store queue when merged
-        self.l2w = mk("l2_write", 1.0 / l2_write_spc) if l2_write_spc else None
-        self.partial_cost = float(P.hier.get("l2_partial_write_cost", 1.0))
         self.dram = mk("dram", 1.0 / dram_bpc)
         self.gmma = mk("tensor_gmma", 1.0 / pp["wgmma_flop_per_clk"])
         self.atom = mk("atomic", float(P.lat["atomic_same_address"]))
@@ -316,6 +313,13 @@ class SM:
         self.cache: OrderedDict = OrderedDict()
         self.l2_hit = l2_hit
         self.trace = trace
+        self.l2_seq: list = []      # L2 accesses in order, for the reuse distances (sim.timing.h200)
+        # a store costs the L2 per 128-byte line it touches and per sector, in chip cycles
+        # (h200.toml hierarchy.l2_write_*), here in bytes of L2 reads that hit: the unit they share
+        l2_chip = P.hier["l2_bw"] / P.hz
+        self.w_line = P.hier.get("l2_write_line_cycles", 0.0) * l2_chip
+        self.w_sector = P.hier.get("l2_write_sector_cycles", 32.0 / l2_chip) * l2_chip
+        self.l2_work = 0.0
         self.stalls = Stalls()
         self.leaders = leaders      # pcs of loads ptxas merges into vector loads (sim.timing.vectorize)
         self.dram_latency = P.lat["global_dram"] if dram_latency is None else dram_latency   # loaded latency
@@ -363,7 +367,6 @@ class SM:
                 cyc[cause] = cyc.get(cause, 0.0) + v
         sub = self.sub
         shared, l1, l1d, l2, dram, gmma, sq = self.shared, self.l1, self.l1d, self.l2, self.dram, self.gmma, self.sq
-        l2w = self.l2w
         nregs = 1 + max((max(x.reads + x.writes, default=0) for x in f), default=0)
         streams: list = []
         ip: list[int] = []
@@ -529,7 +532,7 @@ class SM:
                         # the L1 t-stage looks up one 128-byte line per clock (a warp access
                         # costs its distinct lines; atomics pass at 4 sectors per clock)
                         nl = (len(extra) or 1) if kind in ("load", "async_load") else \
-                            (((extra >> 6) or 1) if kind == "store" else cost * 0.25)
+                            ((extra or 1) if kind == "store" else cost * 0.25)
                         s0 = l1.reserve(t, nl)
                         if kind in ("load", "async_load"):
                             if op.l1_bypass:
@@ -547,6 +550,10 @@ class SM:
                             if miss > 0:
                                 l2_sec += miss
                                 l2_ld += miss
+                                self.l2_work += miss * 32
+                                # for the L2 reuse distances (sim.timing.h200.capacity_misses): an
+                                # access is known by its first line
+                                self.l2_seq.append((extra[0] if extra else pc, cost * 32, miss))
                                 s2 = l2.reserve(s0, miss * 32)
                                 sd = dram.reserve(s2, miss * 32 * (1.0 - self.l2_hit)) if self.l2_hit < 1 else s2
                                 d = s2 + l2_lat + miss_extra + (sd - s2)
@@ -563,14 +570,14 @@ class SM:
                                 done, cause = max(done, d), "long_scoreboard"
                         elif kind == "store":
                             l2_sec += cost
-                            s2 = l2.reserve(s0, cost * 32)
-                            leave = s2 + cost * 32 * l2.interval
-                            if l2w is not None:
-                                slots = cost + (extra & 63) * (self.partial_cost - 1.0)
-                                leave = max(leave, l2w.reserve(s0, slots) + slots * l2w.interval)
-                            sq.admit(t, leave)
+                            self.l2_seq.append((None, cost * 32, 0))     # stores: new lines taking space
+                            wb = self.w_line * (extra or 1) + self.w_sector * cost
+                            self.l2_work += wb
+                            s2 = l2.reserve(s0, wb)
+                            sq.admit(t, s2 + wb * l2.interval)
                         else:                                   # atomic at L2, same address serialised
                             l2_sec += cost
+                            self.l2_work += cost * 32
                             s2 = l2.reserve(s0, cost * 32)
                             sa = self.atom.reserve(s2, max(1, extra))
                             sq.admit(t, sa)
@@ -673,11 +680,9 @@ class SM:
         busy["l1tex_data"] = self.data.busy
         busy["tensor_gmma"] = gmma.busy
         busy["l2_share"] = l2.busy
-        if l2w is not None:
-            busy["l2_write"] = l2w.busy
         busy["dram_share"] = dram.busy
         return SMRun(cycles, issued, st, busy, l1_hit, l1_tot, l2_sec, l2_ld, len(ctas), len(streams), cta_end,
-                     (slices + self.unit_slices) if trace else [])
+                     (slices + self.unit_slices) if trace else [], self.l2_seq, self.l2_work)
 
     @staticmethod
     def _release(lst, heap, lat, streams, ip, f, reg_t, reg_c, add) -> None:

@@ -107,8 +107,7 @@ class WarpStreams:
                 elif kind in ("load", "async_load"):
                     extra = _line_sectors(np.where(act, a >> 5, -1))
                 else:                   # stores: the 128-byte lines they touch (L1 t-stage lookups)
-                    lines = _distinct_per_row(np.where(act, a >> 7, -1)).tolist()
-                    extra = [ln * 64 + pt for ln, pt in zip(lines, _partial_sectors(a, act, p.width).tolist())]
+                    extra = _distinct_per_row(np.where(act, a >> 7, -1)).tolist()
                 costs = [(sp, kind, c, e) for c, e in zip(secs.tolist(), extra)]
             else:
                 costs = [(sp, kind, 1, 0)] * len(p.warps)
@@ -261,30 +260,6 @@ def _line_sectors(sectors: np.ndarray) -> list[tuple]:
         out.append(tuple(enc[lo:hi]))
         lo = hi
     return out
-
-
-def _partial_sectors(a: np.ndarray, act, width: int) -> np.ndarray:
-    """Per row (a warp's store): the 32-byte sectors its active lanes write only part of (distinct
-    lane addresses x ``width`` bytes under 32 in the sector; accesses are aligned to their width)."""
-    w = max(1, int(width))
-    if w >= 32:
-        return np.zeros(len(a), np.int64)
-    u = np.sort(np.where(act, a, -1), axis=1)
-    new = u >= 0
-    new[:, 1:] &= u[:, 1:] != u[:, :-1]               # distinct lane addresses
-    sec = np.where(new, u >> 5, -1)
-    s = np.sort(sec, axis=1)
-    first = s >= 0
-    first[:, 1:] &= s[:, 1:] != s[:, :-1]
-    nsec = first.sum(axis=1)
-    # a sector is full when 32 / w distinct addresses of the row fall in it
-    full = np.zeros(len(a), np.int64)
-    need = 32 // w
-    if need <= s.shape[1]:
-        valid = s >= 0
-        same = valid[:, need - 1:] & (s[:, need - 1:] == s[:, :s.shape[1] - need + 1]) & valid[:, :s.shape[1] - need + 1]
-        full = (same & first[:, :s.shape[1] - need + 1]).sum(axis=1)
-    return nsec - full
 
 
 def _distinct_per_row(keys: np.ndarray) -> np.ndarray:

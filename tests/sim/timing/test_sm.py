@@ -221,27 +221,3 @@ def test_cp_async_lines_skip_the_data_path():
         run = sm.run([[[(0, acc)] * 10 for _ in range(8)]])
         assert run.busy["l1"] == pytest.approx(4 * 10 * 8)
         assert run.busy["l1_data"] == pytest.approx(share)
-
-
-def test_stores_drain_at_the_l2_write_rate_partial_sectors_cost_more():
-    """Stores leave the SM's store queue when the L2 has merged them: l2_write_sectors_per_clk
-    chip-wide (this SM's share), a sector written in part at l2_partial_write_cost
-    (examples/h200/microbench.json copy_l2 and transpose_naive). 8 warps x 100 stores of 4 whole
-    sectors, then of 4 sectors written in part, on an SM whose share is 1 sector per clock."""
-    P = load_params()
-    st = OpFacts("st.global.f32", "lsu", 1.0, "wait", (), ())
-    cost = P.hier["l2_partial_write_cost"]
-
-    def run(partial):
-        sm = SM([st], P, ctas_per_sm=1, warps_per_cta=8, l1_lines=1024, l2_hit=1.0, dram_bpc=64.0, l2_bpc=1e6,
-                l2_write_spc=1.0)
-        streams = [[(0, (("g", "store", 4, 1 * 64 + partial),))] * 100 for _ in range(8)]
-        return sm.run([streams])
-
-    whole, part = run(0), run(4)
-    assert whole.busy["l2_write"] == pytest.approx(800 * 4)
-    assert part.busy["l2_write"] == pytest.approx(800 * 4 * cost)
-    depth = int(P.pipes["store_queue"])
-    assert whole.cycles >= (800 - depth) * 4
-    assert part.cycles >= (800 - depth) * 4 * cost
-    assert part.stalls.cycles.get("lg_throttle", 0) > whole.stalls.cycles.get("lg_throttle", 0) > 0
