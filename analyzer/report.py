@@ -344,10 +344,11 @@ class KernelReport:
     def shared(self) -> dict:
         static, dynamic, names = 0, False, []
         local_vars = [v for v in walk(self.function.body or ()) if isinstance(v, Variable)]
-        module_vars = self.module.variables
-        if module_vars:
-            used = self._referenced_symbols()
-            module_vars = [v for v in module_vars if v.name in used]
+        all_vars = self.module._variables
+        module_vars = []
+        if all_vars:                  # the ones it names, in module order
+            where = self.module.variable_positions
+            module_vars = [all_vars[k] for k in sorted(k for n in self._referenced_symbols() for k in where.get(n, ()))]
         for v in local_vars + module_vars:
             if v.space != "shared":
                 continue

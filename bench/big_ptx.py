@@ -79,8 +79,8 @@ def build(target_mb: float = 30.0, files: list[Path] | None = None) -> tuple[str
 
 def statements(text: str) -> tuple[int, int]:
     """(statement lines, distinct ones): the non-blank, non-comment lines, compared after their
-    leading and trailing blanks. How repetitive a file is (what a cache of parsed statements
-    could exploit; kernlens keeps none: every statement is lexed and parsed)."""
+    leading and trailing blanks. How repetitive a file is: what the parser's statement memo
+    (``isa.ptx.parser.StatementMemo``, a big file's later batches) exploits."""
     seen: set[str] = set()
     n = 0
     for line in text.split("\n"):

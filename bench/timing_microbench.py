@@ -41,6 +41,13 @@ FIT = {
     "hfma2_indep": "pipes.fp16",
     "atomic_same": "latency_cycles.atomic_same_address",
     "strided_load_32": "hierarchy.dram_granule",
+    "write_f4_16m": "hierarchy.l2_write_line_cycles, l2_write_sector_cycles",
+    "write_strided_32": "hierarchy.l2_write_line_cycles, l2_write_sector_cycles",
+    "read_cg_16m": "hierarchy.l2_reuse_full, l2_reuse_none",
+    "read_cg_48m": "hierarchy.l2_reuse_full, l2_reuse_none",
+    "write_f4_48m": "hierarchy.l2_reuse_full, l2_reuse_none",
+    "copy_cg_8m": "hierarchy.l2_reuse_full, l2_reuse_none",
+    "copy_cg_24m": "hierarchy.l2_reuse_full, l2_reuse_none",
 }
 
 

@@ -527,6 +527,15 @@ class Module:
         return self._variables + tuple(inner)
 
     @cached_property
+    def variable_positions(self) -> dict[str, tuple[int, ...]]:
+        """Module variable name -> its positions in :attr:`variables` (kept: do not change it):
+        a kernel's variables found by the names it uses, not by a scan of them all."""
+        out: dict[str, list[int]] = {}
+        for k, v in enumerate(self._variables):
+            out.setdefault(v.name, []).append(k)
+        return {name: tuple(ks) for name, ks in out.items()}
+
+    @cached_property
     def variable_spaces(self) -> dict[str, str]:
         """Module variable name -> its state space (kept: do not change it)."""
         return {v.name: v.space for v in self._variables}

@@ -238,6 +238,8 @@ class SMRun:
     warps: int
     cta_end: list
     slices: list
+    l2_seq: list = None         # this SM's L2 accesses in order: (key, bytes, load sectors missing L1)
+    l2_work: float = 0.0        # L2 work in bytes of reads that hit (stores weighted by their cost there)
 
 
 #: most slices one traced SM records (issues, pipe and unit work together)
@@ -311,6 +313,13 @@ class SM:
         self.cache: OrderedDict = OrderedDict()
         self.l2_hit = l2_hit
         self.trace = trace
+        self.l2_seq: list = []      # L2 accesses in order, for the reuse distances (sim.timing.h200)
+        # a store costs the L2 per 128-byte line it touches and per sector, in chip cycles
+        # (h200.toml hierarchy.l2_write_*), here in bytes of L2 reads that hit: the unit they share
+        l2_chip = P.hier["l2_bw"] / P.hz
+        self.w_line = P.hier.get("l2_write_line_cycles", 0.0) * l2_chip
+        self.w_sector = P.hier.get("l2_write_sector_cycles", 32.0 / l2_chip) * l2_chip
+        self.l2_work = 0.0
         self.stalls = Stalls()
         self.leaders = leaders      # pcs of loads ptxas merges into vector loads (sim.timing.vectorize)
         self.dram_latency = P.lat["global_dram"] if dram_latency is None else dram_latency   # loaded latency
@@ -541,6 +550,10 @@ class SM:
                             if miss > 0:
                                 l2_sec += miss
                                 l2_ld += miss
+                                self.l2_work += miss * 32
+                                # for the L2 reuse distances (sim.timing.h200.capacity_misses): an
+                                # access is known by its first line
+                                self.l2_seq.append((extra[0] if extra else pc, cost * 32, miss))
                                 s2 = l2.reserve(s0, miss * 32)
                                 sd = dram.reserve(s2, miss * 32 * (1.0 - self.l2_hit)) if self.l2_hit < 1 else s2
                                 d = s2 + l2_lat + miss_extra + (sd - s2)
@@ -557,10 +570,14 @@ class SM:
                                 done, cause = max(done, d), "long_scoreboard"
                         elif kind == "store":
                             l2_sec += cost
-                            s2 = l2.reserve(s0, cost * 32)
-                            sq.admit(t, s2 + cost * 32 * l2.interval)
+                            self.l2_seq.append((None, cost * 32, 0))     # stores: new lines taking space
+                            wb = self.w_line * (extra or 1) + self.w_sector * cost
+                            self.l2_work += wb
+                            s2 = l2.reserve(s0, wb)
+                            sq.admit(t, s2 + wb * l2.interval)
                         else:                                   # atomic at L2, same address serialised
                             l2_sec += cost
+                            self.l2_work += cost * 32
                             s2 = l2.reserve(s0, cost * 32)
                             sa = self.atom.reserve(s2, max(1, extra))
                             sq.admit(t, sa)
@@ -665,7 +682,7 @@ class SM:
         busy["l2_share"] = l2.busy
         busy["dram_share"] = dram.busy
         return SMRun(cycles, issued, st, busy, l1_hit, l1_tot, l2_sec, l2_ld, len(ctas), len(streams), cta_end,
-                     (slices + self.unit_slices) if trace else [])
+                     (slices + self.unit_slices) if trace else [], self.l2_seq, self.l2_work)
 
     @staticmethod
     def _release(lst, heap, lat, streams, ip, f, reg_t, reg_c, add) -> None:

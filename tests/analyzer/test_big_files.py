@@ -130,3 +130,21 @@ def test_small_files_show_no_progress_and_errors_leave_no_partial_report(big, tm
     assert capsys.readouterr().err.startswith("error: no kernel named 'nope'")
     assert cli.main([str(big)]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_progress_with_worker_processes(big, monkeypatch, capsys):
+    """With --jobs 2 the batches are analysed in workers; the bar still counts every kernel, in the
+    parent, as each batch's reports come back."""
+    monkeypatch.setattr(cli, "STREAM_CHARS", 2000)
+    monkeypatch.setattr(cli, "BATCH_CHARS", 3000)
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    err = Tty()
+    monkeypatch.setattr(cli.sys, "stderr", err)
+    assert cli.main([str(big), "--jobs", "2"]) == 0
+    assert capsys.readouterr().out.count("─ k") == 60
+    text = err.getvalue()
+    assert "\r" in text and "60/60 kernels" in text and text.endswith("\n") and "big.ptx: [" in text

@@ -60,3 +60,139 @@ def test_dram_moves_64_byte_granules():
     assert t64["memory"]["dram_bytes_read"] == pytest.approx(64 * sectors)
     assert t128["memory"]["dram_bytes_read"] == pytest.approx(64 * sectors)
     assert t64["dram_cycles"] == pytest.approx(2 * t32["dram_cycles"], rel=0.02)
+
+
+def test_ncu_l2_hit_rate_counts_the_two_partitions():
+    from sim.timing.h200 import ncu_l2_hit_rate
+
+    H = {"l2_far_fraction": 0.5}
+    # ncu_deep softmax_rows_warp perf: every load from DRAM, stores hit: 25.6 % measured
+    # (a plain sectors count would say 1 - 6.29 / 8.39 = 25.0 % too: the partitions cancel here)
+    assert 100 * ncu_l2_hit_rate(6.29e6, 2.10e6, 6.29e6, H) == pytest.approx(25.0, abs=0.3)
+    # examples/h200/l2_sweep read_cg_16m: 4.19 M load sectors, 0.52 M from DRAM, 33.8 k stored:
+    # ncu 82.66 %; counting each sector once would give 87.5 %
+    assert 100 * ncu_l2_hit_rate(4.194e6, 33792, 524288, H) == pytest.approx(82.7, abs=0.3)
+    assert ncu_l2_hit_rate(0, 0, 0, H) is None
+
+
+def test_stack_distances_are_distinct_bytes_between_touches():
+    from sim.timing.h200 import stack_distances
+
+    seq = [("a", 100, 1), ("b", 10, 1), ("b", 10, 2), ("c", 1, 1), (None, 5, 0), ("a", 100, 3)]
+    dist, wts, keyed, keyless = stack_distances(seq)
+    # b after b: nothing between; a after a: b and c once each (b's two touches count once) and the store
+    assert dist == [0.0, 16.0] and wts == [2, 3]
+    assert keyed == 111 and keyless == 5
+
+
+def _reread(passes: int, floats_per_thread: int, grid: int = 132, block: int = 256) -> str:
+    """Every thread reads its ``floats_per_thread`` floats (grid-stride, ld.global.cg) ``passes`` times."""
+    loads = "\n".join(f"""    mad.lo.s32 %r8, %r7, {k}, %r4;
+    mul.wide.u32 %rd3, %r8, 4;
+    add.s64 %rd4, %rd1, %rd3;
+    ld.global.cg.f32 %f2, [%rd4];
+    add.f32 %f1, %f1, %f2;""" for k in range(floats_per_thread))
+    return f""".version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 src, .param .u64 out)
+{{
+    .reg .f32 %f<16>; .reg .b32 %r<16>; .reg .b64 %rd<16>; .reg .pred %p<2>;
+    ld.param.u64 %rd1, [src];
+    cvta.to.global.u64 %rd1, %rd1;
+    ld.param.u64 %rd2, [out];
+    cvta.to.global.u64 %rd2, %rd2;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mov.u32 %r5, %nctaid.x;
+    mul.lo.s32 %r7, %r5, %r3;
+    mad.lo.s32 %r4, %r2, %r3, %r1;
+    mov.f32 %f1, 0f00000000;
+    mov.u32 %r9, 0;
+LOOP:
+{loads}
+    add.s32 %r9, %r9, 1;
+    setp.lt.s32 %p1, %r9, {passes};
+    @%p1 bra LOOP;
+    mul.wide.u32 %rd3, %r4, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    st.global.f32 [%rd4], %f1;
+    ret;
+}}
+"""
+
+
+def _reread_timing(passes, floats_per_thread, grid=132, block=256):
+    n = grid * block * floats_per_thread
+    src = np.ones(n, np.float32)
+    out = np.zeros(grid * block, np.float32)
+    r = sim.run_kernel(isa.loads(_reread(passes, floats_per_thread)), "k", grid, block, [src, out], timing="h200",
+                       sample="auto")
+    assert np.all(out == passes * floats_per_thread)
+    return r.timing
+
+
+def test_l2_capacity_misses_from_reuse_distance(monkeypatch):
+    # 132 x 256 threads x 16 floats = 2.06 MiB read 3 times: the re-reads are 2 MiB apart chip-wide
+    # and hit. Shrinking the L2's reuse window below that (h200.toml l2_reuse_*) turns them into DRAM
+    # reads: 3x the bytes; halfway through the window, half of them
+    import dataclasses
+
+    import sim.timing.h200 as T
+
+    small = _reread_timing(3, 16)
+    mib = 2 ** 20
+    foot = 132 * 256 * 16 * 4
+    assert small["memory"]["dram_bytes_read"] == pytest.approx(foot, rel=0.01)
+    base = T.load_params("h200")
+    for full, none, want in ((0.25 * mib, 0.5 * mib, 3.0), (1.0 * mib, 3.0 * mib, 2.0)):
+        P = dataclasses.replace(base, hier={**base.hier, "l2_reuse_full": full, "l2_reuse_none": none})
+        monkeypatch.setattr(T, "load_params", lambda name="h200", P=P: P)
+        t = _reread_timing(3, 16)
+        assert t["memory"]["dram_bytes_read"] == pytest.approx(want * foot, rel=0.03)
+        assert t["memory"]["l2_hit_rate"] < small["memory"]["l2_hit_rate"]
+
+
+def _stores(stride_words: int, per_thread: int = 4) -> str:
+    body = "\n".join(f"""    mad.lo.s32 %r8, %r7, {k}, %r4;
+    mul.wide.u32 %rd3, %r8, {4 * stride_words};
+    add.s64 %rd4, %rd2, %rd3;
+    st.global.f32 [%rd4], %f1;""" for k in range(per_thread))
+    return f""".version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out)
+{{
+    .reg .f32 %f<4>; .reg .b32 %r<16>; .reg .b64 %rd<8>;
+    ld.param.u64 %rd2, [out];
+    cvta.to.global.u64 %rd2, %rd2;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mov.u32 %r5, %nctaid.x;
+    mul.lo.s32 %r7, %r5, %r3;
+    mad.lo.s32 %r4, %r2, %r3, %r1;
+    mov.f32 %f1, 0f3F800000;
+{body}
+    ret;
+}}
+"""
+
+
+def test_stores_cost_the_l2_per_line_and_sector():
+    # the same 4-byte stores, coalesced (one line of 4 sectors per warp) or 128 bytes apart (32
+    # lines of one sector): h200.toml l2_write_line_cycles / l2_write_sector_cycles
+    from sim.timing.sm import load_params
+
+    H = load_params().hier
+    grid, block, per = 132, 256, 4
+    out = {}
+    for stride in (1, 32):
+        buf = np.zeros(grid * block * per * stride, np.float32)
+        r = sim.run_kernel(isa.loads(_stores(stride, per)), "k", grid, block, [buf], timing="h200", sample="all")
+        out[stride] = r.timing["l2_cycles"]
+    warps = grid * block // 32 * per
+    a, b = H["l2_write_line_cycles"], H["l2_write_sector_cycles"]
+    assert out[1] == pytest.approx(warps * (a + 4 * b), rel=0.01)
+    assert out[32] == pytest.approx(warps * 32 * (a + b), rel=0.01)
