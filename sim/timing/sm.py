@@ -57,6 +57,7 @@ from functools import lru_cache
 from sim import machines
 
 from .stalls import Stalls
+from .streams import WarpStream
 from .trace import Slice
 from .units import IssueQueue, Queue, Unit
 
@@ -358,7 +359,8 @@ class SM:
         return hits, n
 
     def run(self, ctas: list[list[list]], ids: list[int] | None = None, waits: dict | None = None) -> SMRun:
-        """Replay ``ctas`` (per CTA, per warp, the stream records). ``ids``: their launch CTA ids and
+        """Replay ``ctas`` (per CTA, per warp, its :class:`sim.timing.streams.WarpStream`, or a list of
+        ``(pc, access)`` pairs). ``ids``: their launch CTA ids and
         ``waits``: :meth:`sim.timing.completions.AsyncLog.by_warp` -- then every asynchronous wait
         waits for the modelled completion of exactly the issues the functional semantics completed
         there (commit groups are not counted here)."""
@@ -384,7 +386,8 @@ class SM:
         sub = self.sub
         shared, l1, l1d, l2, dram, gmma, sq = self.shared, self.l1, self.l1d, self.l2, self.dram, self.gmma, self.sq
         nregs = 1 + max((max(x.reads + x.writes, default=0) for x in f), default=0)
-        streams: list = []
+        streams: list = []   # per warp: its pcs (WarpStream.pcs)
+        accs: list = []      # per warp: its accesses (WarpStream.accesses)
         ip: list[int] = []
         sp_of: list[int] = []
         cta_of: list[int] = []
@@ -415,10 +418,12 @@ class SM:
             ws = ctas[c]
             live.append(0)
             for w, s in enumerate(ws):
-                if not s:
+                s = WarpStream.of(s)
+                if not s.pcs:
                     continue
                 g = len(streams)
-                streams.append(s)
+                streams.append(s.pcs)
+                accs.append(s.accesses)
                 ip.append(0)
                 sp_of.append((slot * self.wpc + w) % 4)
                 cta_of.append(c)
@@ -442,6 +447,11 @@ class SM:
         # ``sp_free[sp]``, lowest warp first, so one *token* (sp_free[sp], lowest waiting warp, -1 - sp,
         # version) in the event heap stands for them; a token is stale once its sub-partition's
         # version moved on. Each cycle a waiting warp waits is still charged to ``not_selected``.
+        # Heap entries stay plain tuples, ``(ready cycle, warp, warp)`` for a warp and ``(cycle, lowest
+        # waiting warp, -1 - sub-partition, version)`` for a token: about 11 M are built and popped per
+        # replay of the 2048^3 hgemm_cp_async perf launch, and a NamedTuple costs 6 to 8 times a tuple
+        # to build and 4 times to unpack (measured here, CPython 3.11); the streams they index are named
+        # (:class:`sim.timing.streams.WarpStream`, :class:`sim.timing.streams.Access`).
         slot_wait: list = [[], [], [], []]
         ver = [0, 0, 0, 0]
         heappush, heappop = heapq.heappush, heapq.heappop
@@ -457,13 +467,13 @@ class SM:
                 ver[sp] += 1
                 tok = True          # the next waiting warp's token: pushed below unless this one issues
                 s = streams[g]
-                pc, acc = s[ip[g]]
+                pc, acc = s[ip[g]], accs[g][ip[g]]
                 free = False
             else:
                 tok = False
                 sp = sp_of[g]
                 s = streams[g]
-                pc, acc = s[ip[g]]
+                pc, acc = s[ip[g]], accs[g][ip[g]]
                 free = acc is not None and acc[0][1] == "merged"   # part of a vector load: not issued
                 if not free and sp_free[sp] > r:        # another warp has the issue slot
                     ns += sp_free[sp] - r
@@ -689,7 +699,7 @@ class SM:
                         start_cta(nxt, cta_end[c])
                         nxt += 1
                 continue
-            nop = f[s[i][0]]
+            nop = f[s[i]]
             ready, why = after, after_cause
             for x in nop.reads:
                 if rt[x] > ready:
@@ -723,7 +733,7 @@ class SM:
             s = streams[g]
             if ip[g] >= len(s):
                 continue
-            nop = f[s[ip[g]][0]]
+            nop = f[s[ip[g]]]
             ready, why = t, None
             for x in nop.reads:
                 if reg_t[g][x] > ready:
