@@ -72,15 +72,14 @@ def test_lg_watermark_counts_instructions_not_lines():
     assert t["stalls"]["lg_throttle"] > 0.5
 
 
-@pytest.mark.parametrize("name", ["sgemm_smem_tiled32", "sgemm_smem_conflict"])
-def test_throttled_warps_take_queue_slots_in_readiness_order(name):
-    """The shared-memory GEMMs' small launches (1024-thread CTAs, the shared pipe the bottleneck, the
-    MIO queues full): a freed queue slot goes to the warp that has waited longest, so the warps of a
-    CTA progress together and the time shows up as mio_throttle, with little barrier stall, as in
-    ncu (perf launches: tiled32 mio_throttle 19.2, barrier 3.4; conflict 164 vs 9.7 warps per
-    issue). Handing it to the lowest warp slot instead (the tie-break before) lets the first warps
-    finish their tile early and wait at the barrier for the last: tiled32's top stall becomes
-    barrier (8.4 vs mio 4.9) and conflict's barrier 29 against mio 37."""
+def test_throttled_warps_take_queue_slots_in_readiness_order():
+    """sgemm_smem_conflict's small launch (1024-thread CTAs, the shared pipe the bottleneck, the MIO
+    queues full): a freed queue slot goes to the warp that has waited longest, so the warps of a CTA
+    progress together and the time shows up as mio_throttle, with little barrier stall, as in ncu
+    (perf launch: mio_throttle 164, barrier 9.7 warps per issue). Handing it to the lowest warp slot
+    instead (the tie-break before) lets the first warps finish their tile early and wait at the
+    barrier for the last: barrier 29 against mio_throttle 37 (here: 4.8 against 62)."""
+    name = "sgemm_smem_conflict"
     import json
 
     from sim import launch as L
@@ -93,9 +92,7 @@ def test_throttled_warps_take_queue_slots_in_readiness_order(name):
     spec = L.load_launch(f"{man}#{name}")
     st = L.execute(isa.load(str(ptx)), spec, e["entry"], timing="h200").timing["stalls"]
     assert max(st, key=st.get) == "mio_throttle"
-    assert st.get("barrier", 0.0) < 0.6 * st["mio_throttle"]
-    if name == "sgemm_smem_conflict":
-        assert st.get("barrier", 0.0) < 0.2 * st["mio_throttle"]
+    assert st.get("barrier", 0.0) < 0.2 * st["mio_throttle"]
 
 
 def test_issue_queue_parameters_cite_their_source():
