@@ -45,6 +45,15 @@ class CorpusRun:
                               self.args() if args is None else args, self.dynamic_shared, **options)
 
 
+def manifest() -> dict | None:
+    """../shared/corpus/manifest.json, parsed; None (after saying so on stderr) where the corpus is not
+    present (the benches then exit 2)."""
+    if not (CORPUS / "manifest.json").exists():
+        print(f"no corpus at {CORPUS}", file=sys.stderr)
+        return None
+    return json.loads((CORPUS / "manifest.json").read_text())
+
+
 def corpus_runs(target: str, only: str = "", every: bool = False) -> list[CorpusRun] | None:
     """The manifest's GEMMs (``every``: all entries; ``only``: the comma-separated names), or None
     where ../shared/corpus is not present."""

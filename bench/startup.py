@@ -136,7 +136,11 @@ def main() -> int:
           "on this machine")
     subprocess.run([PY, "-m", "compileall", "-q", "isa", "sim", "analyzer", "kernlens", "tui"],
                    env=ENV, cwd=ROOT, check=True, capture_output=True)   # __pycache__, as after pip install
-    scale = {what: best([measure([PY, "-c", code], env=ENV)[:2] for _ in range(n)])
+    # numpy imported as kernlens's entry points import it: OpenBLAS asked for one thread
+    # (kernlens.one_blas_thread) unless the caller chose a count
+    blas = {} if any(v in ENV for v in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")) \
+        else {"OPENBLAS_NUM_THREADS": "1"}
+    scale = {what: best([measure([PY, "-c", code], env=dict(ENV, **blas))[:2] for _ in range(n)])
              for what, code in (("python -c pass", "pass"), ("python -c 'import numpy'", "import numpy"))}
     floor = scale["python -c 'import numpy'"]
     with tempfile.TemporaryDirectory(prefix="kernlens-startup-") as cache:

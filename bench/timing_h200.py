@@ -27,7 +27,7 @@ import sys
 import zlib
 from pathlib import Path
 
-from corpus_runs import timed_launches
+from corpus_runs import manifest, timed_launches
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -91,10 +91,9 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="write the rows as JSON")
     ap.add_argument("--mix", action="store_true", help="also print each launch's top-5 stall reasons, model and ncu")
     a = ap.parse_args(argv)
-    if not (CORPUS / "manifest.json").exists():
-        print(f"no corpus at {CORPUS}", file=sys.stderr)
+    man = manifest()
+    if man is None:
         return 2
-    man = json.loads((CORPUS / "manifest.json").read_text())
     ncu = json.loads((CORPUS / "h200" / "ncu_metrics.json").read_text())["launches"]
     deep = json.loads((CORPUS / "h200" / "ncu_deep.json").read_text())["launches"]
 

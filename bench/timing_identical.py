@@ -18,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-from corpus_runs import CORPUS, timed_launches
+from corpus_runs import manifest, timed_launches
 
 SKIP = {"model_seconds", "predict_seconds", "_slices"}
 
@@ -65,10 +65,9 @@ def main(argv=None) -> int:
     g.add_argument("--write", help="write the figures to this JSON file")
     g.add_argument("--compare", help="compare with the figures in this JSON file")
     a = ap.parse_args(argv)
-    if not (CORPUS / "manifest.json").exists():
-        print(f"no corpus at {CORPUS}", file=sys.stderr)
+    man = manifest()
+    if man is None:
         return 2
-    man = json.loads((CORPUS / "manifest.json").read_text())
     whiches = ("launch", "perf_launch") if a.both else ("launch",) if a.small else ("perf_launch",)
     before = json.loads(Path(a.compare).read_text()) if a.compare else None
     got: dict = {}

@@ -19,10 +19,8 @@ import json
 import sys
 from pathlib import Path
 
-from corpus_runs import timed_launches
+from corpus_runs import manifest, timed_launches
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus"
 TARGET = {"launch": 2.0, "perf_launch": 30.0}
 
 
@@ -34,10 +32,9 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="write the rows as JSON")
     ap.add_argument("--profile", help="write a cProfile summary (cumulative, top 60) of all launches run")
     a = ap.parse_args(argv)
-    if not (CORPUS / "manifest.json").exists():
-        print(f"no corpus at {CORPUS}", file=sys.stderr)
+    man = manifest()
+    if man is None:
         return 2
-    man = json.loads((CORPUS / "manifest.json").read_text())
     whiches = ("launch",) if a.small else ("perf_launch",) if a.perf else ("launch", "perf_launch")
     rows, profs = [], []
     print(f"{'kernel':30s} {'launch':6s} {'ctas':>6s} {'simulated':>9s} {'wall s':>7s} {'cpu s':>7s} "

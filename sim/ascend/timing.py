@@ -33,6 +33,7 @@ from isa.ascend.opcodes import PIPES
 from isa.errors import InputError, SimulationError
 
 from sim.timing import Queue, Stalls, Unit
+from sim.timing.trace import Interval
 
 from .l2 import L2
 from .machine import AscendModel
@@ -41,7 +42,7 @@ FLAG_NAME = "{0}->{1} EVENT_ID{2}"
 
 
 @dataclass
-class Slice:
+class Slice(Interval):
     """One instruction on one pipe of one core: ``start``..``end`` in cycles, as scheduled.
 
     ``end`` is the real end (a ``set_flag`` or an already-satisfied ``wait_flag`` takes 0
@@ -56,14 +57,6 @@ class Slice:
     idx: int
     eid: int
     kind: str
-
-    @property
-    def cycles(self) -> float:
-        return self.end - self.start
-
-    @property
-    def shown_end(self) -> float:
-        return max(self.end, self.start + 1)
 
 
 @dataclass

@@ -20,7 +20,9 @@ from .regs import registers_per_thread
 from .sm import SM, load_params, op_facts, sm_ctas
 from .stalls import Stalls
 from .schedule import block_orders, reorder_index
-from .streams import WarpStreams
+from .streams import WarpStream, WarpStreams
+
+_EMPTY = WarpStream([], [])
 
 PER_SP = ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma")
 SAMPLE_MODES = ("auto", "all")
@@ -184,8 +186,8 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     def cta_streams(c):
         out = []
         for w in range(c * wpc, (c + 1) * wpc):
-            s, ix = streams.streams.get(w, []), replay_index(w)
-            out.append(s if ix is None else [s[i] for i in ix.tolist()])
+            s, ix = streams.streams.get(w, _EMPTY), replay_index(w)
+            out.append(s if ix is None else s.reordered(ix))
         return out
 
     if simulated is None and ncta > sms:

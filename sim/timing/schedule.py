@@ -15,6 +15,12 @@ What is modelled (*modelled*, an approximation of ptxas's scheduler, not its cod
 
 * blocks: the basic blocks of :class:`isa.cfg.Cfg` (branch targets, after branches and exits);
   the terminator stays last;
+* if-conversion: a short ``if`` (``@p bra L; body; L:``, at most ``MAX_IF_BODY`` instructions, see
+  :func:`regions`) is scheduled with the blocks around it as one region, its body predicated on the
+  branch's guard: ptxas predicates such bodies, so loads under consecutive ``if``s issue together
+  (examples/h200/unseen: conv1d's and stencil2d's halo LDGs back to back in the SASS; the corpus's
+  bounds-checked tile loads, sgemm_regblock1d's A and B loads). A warp that skips a body runs
+  the region in PTX order;
 * dependences: registers (read after write with the producer's latency, write after read and
   write after write in order), memory (a load stays after an earlier store to the same state space
   or a generic one; stores and atomics keep their order with every load and store of that space),
@@ -27,7 +33,7 @@ What is modelled (*modelled*, an approximation of ptxas's scheduler, not its cod
   at a time ([assumed]: ptxas bounds what it hoists by the registers the results need);
 * blocks over ``MAX_BLOCK`` instructions keep PTX order (scheduling cost).
 
-A warp's stream (:class:`sim.timing.streams.WarpStreams`) is rewritten only where it runs a whole
+A warp's stream (:class:`sim.timing.streams.WarpStream`) is rewritten only where it runs a whole
 block in order (a partial run, e.g. under divergence, keeps its order).
 """
 
@@ -39,6 +45,11 @@ import numpy as np
 
 MAX_INFLIGHT_LOADS = 16
 MAX_BLOCK = 4000
+MAX_IF_BODY = 8       # [assumed, conservative] the longest if body predicated here (examples/unseen conv1d,
+# stencil2d: 2). Measured with the local ptxas (sm_90) on test_if_conversion's kernel with one
+# ``@p bra L; body; L:``: bodies of n ld.global.nc + st.shared pairs were predicated (no BRA before
+# EXIT) up to 20 PTX instructions and kept their BRA at 24; bodies of one load + n FFMAs were
+# predicated up to 17 and kept their BRA at 25. Raising this to 20 is untested on the corpus.
 
 _SPACES = ("global", "shared", "local", "param", "const")
 _LOADS = {"ld", "ldu", "ldmatrix"}
@@ -68,6 +79,43 @@ def _barrier(ins, info) -> bool:
     return op in _BARRIER_OPCODES or op.startswith(("cp.", "wgmma", "mbarrier", "tcgen05"))
 
 
+def regions(fn, infos=None, base: int = 0) -> list[tuple[int, int, dict[int, int]]]:
+    """(start, end, converted) of the scheduling regions of ``fn``: its basic blocks, where a run of
+    short ``if``s is one region, as ptxas if-converts them. A block that ends in a guarded ``bra``
+    whose target is the end of the next block (``@p bra L; body; L:``), with a body of at most
+    ``MAX_IF_BODY`` instructions that only that block enters, that holds no branch and nothing that
+    keeps its order (:func:`_barrier`), becomes one region with its body and the block after
+    (which may head the next ``if``). ``converted``: body instruction index -> the index of its
+    branch (the body is predicated on the branch's guard)."""
+    from isa.cfg import Cfg, is_branch
+
+    g = Cfg(fn)
+    bl = g.blocks
+    ins = fn.instructions
+    out = []
+    i = 0
+    while i < len(bl):
+        start, conv = bl[i].start, {}
+        while i + 2 < len(bl):
+            head, body = bl[i], bl[i + 1]
+            last = ins[head.end - 1] if len(head) else None
+            if last is None or last.opcode != "bra" or last.guard is None or "uni" in last.modifiers \
+                    or sorted(g.succ[head.id]) != [body.id, body.id + 1] or g.pred[body.id] != [head.id] \
+                    or not 0 < len(body) <= MAX_IF_BODY or g.succ[body.id] != [body.id + 1] \
+                    or sorted(g.pred[body.id + 1]) != [head.id, body.id]:
+                break
+            if any(is_branch(x) or x.opcode in ("ret", "exit", "trap")
+                   or _barrier(x, infos[base + k] if infos is not None else None)
+                   for k, x in zip(range(body.start, body.end), ins[body.start:body.end])):
+                break
+            for k in range(body.start, body.end):
+                conv[k] = head.end - 1
+            i += 2
+        out.append((start, bl[i].end, conv))
+        i += 1
+    return out
+
+
 def block_bounds(fn) -> list[tuple[int, int]]:
     """(start, end) instruction indices of ``fn``'s basic blocks: the one CFG of :mod:`isa.cfg` (a label
     that no branch names, like Triton's ``$L__tmp`` line markers, does not start a block)."""
@@ -86,17 +134,19 @@ def block_orders(state, facts, global_latency: float, merged=None) -> dict[int, 
     for finfo in getattr(state, "funcs", ()):
         fn, base = finfo.fn, finfo.base
         ins = fn.instructions
-        for a, b in block_bounds(fn):
+        for a, b, conv in regions(fn, state.infos, base):
             if b - a < 3 or b - a > MAX_BLOCK:
                 continue
-            order = _schedule(ins, state.infos, facts, base, a, b, global_latency, registers, merged or {})
+            order = _schedule(ins, state.infos, facts, base, a, b, global_latency, registers, merged or {}, conv)
             if order is not None:
                 out[base + a] = order
     return out
 
 
-def _schedule(ins, infos, facts, base, a, b, glat, registers, merged):
+def _schedule(ins, infos, facts, base, a, b, glat, registers, merged, conv=None):
     m = b - a
+    conv = conv or {}
+    soft = {v - a for v in conv.values()}       # the branches of if-converted bodies: no barrier
     preds: list[dict[int, float]] = [dict() for _ in range(m)]
     last_w: dict[str, int] = {}
     reads_since: dict[str, list[int]] = {}
@@ -111,7 +161,9 @@ def _schedule(ins, infos, facts, base, a, b, glat, registers, merged):
         f = facts[base + a + j]
         info = infos[base + a + j]
         p = preds[j]
-        if _barrier(i, info):
+        if a + j in conv:                       # predicated on its branch's guard
+            p[conv[a + j] - a] = 0.0
+        if j not in soft and _barrier(i, info):
             for x in since_bar:
                 p[x] = max(p.get(x, 0.0), 0.0)
             if last_bar >= 0:
@@ -235,13 +287,19 @@ def _schedule(ins, infos, facts, base, a, b, glat, registers, merged):
     return tuple(base + a + j for j in order)
 
 
-def reorder(stream: list, orders: dict[int, tuple[int, ...]]) -> list:
-    """``stream`` ((pc, access) records of one warp) with every whole in-order run of a scheduled
-    block put in the block's scheduled order."""
-    if not orders or not stream:
+def reorder(stream, orders: dict[int, tuple[int, ...]]):
+    """``stream`` (one warp's :class:`sim.timing.streams.WarpStream`, or a list of ``(pc, access)``
+    pairs) with every whole in-order run of a scheduled block put in the block's scheduled order."""
+    from .streams import WarpStream
+
+    ws = WarpStream.of(stream)
+    if not orders or not ws.pcs:
         return stream
-    ix = reorder_index(np.fromiter((r[0] for r in stream), np.int64, len(stream)), orders)
-    return stream if ix is None else [stream[i] for i in ix.tolist()]
+    ix = reorder_index(np.asarray(ws.pcs, np.int64), orders)
+    if ix is None:
+        return stream
+    out = ws.reordered(ix)
+    return out if isinstance(stream, WarpStream) else list(zip(out.pcs, out.accesses))
 
 
 def reorder_index(pcs, orders: dict[int, tuple[int, ...]]):

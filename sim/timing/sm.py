@@ -16,7 +16,18 @@ names: ``long_scoreboard``, ``short_scoreboard``, ``wait``, ``math_pipe_throttle
 
 Scheduler policy: loose round robin by readiness: among a sub-partition's warps, the one whose next
 instruction became ready first issues (ties: lowest warp slot); a ready warp that loses the issue
-slot records ``not_selected``. Warps go to sub-partitions by slot (``slot % 4``).
+slot records ``not_selected``. Warps go to sub-partitions by slot (``slot % 4``). A warp held back by
+a busy pipe or a full queue keeps the time it became ready (the second field of its event), so a
+freed slot goes to the warp that has waited longest, not to the lowest slot.
+
+Issue queues (the MIO's, per sub-partition, :class:`sim.timing.units.IssueQueue`): a memory
+instruction is an entry from issue until the shared pipe or the L1 t-stage takes it. A shared-memory
+instruction that finds ``mio_queue`` of its kind waiting stalls on ``mio_throttle``; a global/local
+one that finds ``lg_watermark`` waiting for the t-stage stalls on ``lg_throttle``. A warp blocked for
+several reasons reports one, in the order ncu's sampler sees them: its operands first (the
+producer's scoreboard: ``long_``/``short_scoreboard``, ``wait``), then a busy pipe
+(``math_pipe_throttle``, ``mio_throttle`` for the LSU pipe), then a full queue (``mio_throttle``,
+``lg_throttle``, the store queue's ``lg_throttle``), then the issue slot (``not_selected``).
 
 Asynchronous work takes modelled time: ``cp.async`` completes when its global read and shared write
 are done (``cp.async.wait_group N`` waits for all but the N newest groups); ``wgmma.mma_async``
@@ -46,8 +57,9 @@ from functools import lru_cache
 from sim import machines
 
 from .stalls import Stalls
+from .streams import WarpStream
 from .trace import Slice
-from .units import Queue, Unit
+from .units import IssueQueue, Queue, Unit
 
 
 @dataclass(frozen=True)
@@ -347,7 +359,8 @@ class SM:
         return hits, n
 
     def run(self, ctas: list[list[list]], ids: list[int] | None = None, waits: dict | None = None) -> SMRun:
-        """Replay ``ctas`` (per CTA, per warp, the stream records). ``ids``: their launch CTA ids and
+        """Replay ``ctas`` (per CTA, per warp, its :class:`sim.timing.streams.WarpStream`, or a list of
+        ``(pc, access)`` pairs). ``ids``: their launch CTA ids and
         ``waits``: :meth:`sim.timing.completions.AsyncLog.by_warp` -- then every asynchronous wait
         waits for the modelled completion of exactly the issues the functional semantics completed
         there (commit groups are not counted here)."""
@@ -355,7 +368,12 @@ class SM:
         use_log = waits is not None and ids is not None
         gw_of: list = []                  # per warp: global warp id (with the log)
         adone: dict = {}                  # (global warp, position) of an async issue -> modelled completion
-        mio_q, lg_q = P.pipes["mio_queue"], P.pipes["lg_queue"]
+        # the MIO's per-sub-partition LSU instruction queues (entries: instructions, from issue until
+        # the shared pipe or the L1 t-stage takes them): shared-memory instructions stall on
+        # mio_throttle when ``mio_queue`` of them wait, global/local ones on lg_throttle at
+        # ``lg_watermark`` waiting for the t-stage (counted apart: see sim/machines/h200.toml)
+        mq = [IssueQueue("lsu_shared", int(P.pipes["mio_queue"])) for _ in range(4)]
+        lq = [IssueQueue("lsu_global", int(P.pipes["lg_watermark"])) for _ in range(4)]
         l2_lat, dram_lat = L["global_l2"], self.dram_latency
         miss_extra = (1.0 - self.l2_hit) * (dram_lat - l2_lat)
         lds, conflict = L["lds"], L["lds_per_conflict_way"]
@@ -368,7 +386,8 @@ class SM:
         sub = self.sub
         shared, l1, l1d, l2, dram, gmma, sq = self.shared, self.l1, self.l1d, self.l2, self.dram, self.gmma, self.sq
         nregs = 1 + max((max(x.reads + x.writes, default=0) for x in f), default=0)
-        streams: list = []
+        streams: list = []   # per warp: its pcs (WarpStream.pcs)
+        accs: list = []      # per warp: its accesses (WarpStream.accesses)
         ip: list[int] = []
         sp_of: list[int] = []
         cta_of: list[int] = []
@@ -399,10 +418,12 @@ class SM:
             ws = ctas[c]
             live.append(0)
             for w, s in enumerate(ws):
-                if not s:
+                s = WarpStream.of(s)
+                if not s.pcs:
                     continue
                 g = len(streams)
-                streams.append(s)
+                streams.append(s.pcs)
+                accs.append(s.accesses)
                 ip.append(0)
                 sp_of.append((slot * self.wpc + w) % 4)
                 cta_of.append(c)
@@ -413,7 +434,7 @@ class SM:
                 wgg.append([0.0, []])
                 vdone.append({})
                 live[c] += 1
-                heapq.heappush(heap, (t, g, g))
+                heapq.heappush(heap, (t, t, g))
             if live[c] == 0:
                 cta_end[c] = t
                 free_slots.append(slot)
@@ -426,36 +447,42 @@ class SM:
         # ``sp_free[sp]``, lowest warp first, so one *token* (sp_free[sp], lowest waiting warp, -1 - sp,
         # version) in the event heap stands for them; a token is stale once its sub-partition's
         # version moved on. Each cycle a waiting warp waits is still charged to ``not_selected``.
+        # Heap entries stay plain tuples, ``(ready cycle, warp, warp)`` for a warp and ``(cycle, lowest
+        # waiting warp, -1 - sub-partition, version)`` for a token: about 11 M are built and popped per
+        # replay of the 2048^3 hgemm_cp_async perf launch, and a NamedTuple costs 6 to 8 times a tuple
+        # to build and 4 times to unpack (measured here, CPython 3.11); the streams they index are named
+        # (:class:`sim.timing.streams.WarpStream`, :class:`sim.timing.streams.Access`).
         slot_wait: list = [[], [], [], []]
         ver = [0, 0, 0, 0]
         heappush, heappop = heapq.heappush, heapq.heappop
         ns = 0.0                                     # not_selected cycles
         while heap:
             item = heappop(heap)
-            r, g = item[0], item[2]
+            r, since, g = item[0], item[1], item[2]
             if g < 0:                                   # a sub-partition's waiting warps
                 sp = -1 - g
                 if item[3] != ver[sp]:
                     continue
-                g = heappop(slot_wait[sp])
+                g, since = heappop(slot_wait[sp])
                 ver[sp] += 1
                 tok = True          # the next waiting warp's token: pushed below unless this one issues
                 s = streams[g]
-                pc, acc = s[ip[g]]
+                pc, acc = s[ip[g]], accs[g][ip[g]]
                 free = False
             else:
                 tok = False
                 sp = sp_of[g]
                 s = streams[g]
-                pc, acc = s[ip[g]]
+                pc, acc = s[ip[g]], accs[g][ip[g]]
                 free = acc is not None and acc[0][1] == "merged"   # part of a vector load: not issued
                 if not free and sp_free[sp] > r:        # another warp has the issue slot
                     ns += sp_free[sp] - r
                     w = slot_wait[sp]
-                    if not w or g < w[0]:
+                    me = (g, since)
+                    if not w or me < w[0]:
                         ver[sp] += 1
-                        heappush(heap, (sp_free[sp], g, -1 - sp, ver[sp]))
-                    heappush(w, g)
+                        heappush(heap, (sp_free[sp], since, -1 - sp, ver[sp]))
+                    heappush(w, me)
                     continue
             op = f[pc]
             if trace:
@@ -472,27 +499,30 @@ class SM:
                 u = sub[sp][pn]
             if u is not None and u.free_at > r:
                 add("math_pipe_throttle" if op.pipe != "lsu" else "mio_throttle", u.free_at - r)
-                heappush(heap, (u.free_at, g, g))
+                heappush(heap, (u.free_at, since, g))
                 if tok and slot_wait[sp]:
-                    heappush(heap, (sp_free[sp], slot_wait[sp][0], -1 - sp, ver[sp]))
+                    heappush(heap, (sp_free[sp], slot_wait[sp][0][1], -1 - sp, ver[sp]))
                 continue
             if acc is not None and not free:
                 wait, why = r, None
                 for part in acc:
-                    if part[0] == "s" and shared.free_at - r > mio_q:
-                        wait, why = max(wait, shared.free_at - mio_q), "mio_throttle"
+                    if part[0] == "s":
+                        at = mq[sp].slot_at(r)
+                        if at > wait:
+                            wait, why = at, "mio_throttle"
                     elif part[0] == "g":
-                        if l1.free_at - r > lg_q:
-                            wait, why = max(wait, l1.free_at - lg_q), "lg_throttle"
+                        at = lq[sp].slot_at(r)
+                        if at > wait:
+                            wait, why = at, "lg_throttle"
                         if part[1] in ("store", "atomic"):
                             at = sq.slot_at(r)
                             if at > wait:
                                 wait, why = at, "lg_throttle"
                 if wait > r:
                     add(why, wait - r)
-                    heappush(heap, (wait, g, g))
+                    heappush(heap, (wait, since, g))
                     if tok and slot_wait[sp]:
-                        heappush(heap, (sp_free[sp], slot_wait[sp][0], -1 - sp, ver[sp]))
+                        heappush(heap, (sp_free[sp], slot_wait[sp][0][1], -1 - sp, ver[sp]))
                     continue
             t = r
             if not free:
@@ -501,7 +531,7 @@ class SM:
                 if slot_wait[sp]:                       # the waiting warps wait one more cycle
                     ns += len(slot_wait[sp])
                     ver[sp] += 1
-                    heappush(heap, (t + 1.0, slot_wait[sp][0], -1 - sp, ver[sp]))
+                    heappush(heap, (t + 1.0, slot_wait[sp][0][1], -1 - sp, ver[sp]))
             if u is not None:                           # Unit.reserve(t), inlined: u is free at t
                 occ = u.interval
                 u.free_at = t + occ
@@ -512,12 +542,15 @@ class SM:
             after_cause = None
             if acc is not None:
                 done = t + 1.0
+                leave_s = leave_g = t      # when its shared / global parts left the LSU queue for their pipe
                 for space, kind, cost, extra in acc:
                     if space == "s":
                         if kind == "merged":
                             done, cause = max(t, vdone[g].get(extra, t)), "short_scoreboard"
                             continue
                         s0 = shared.reserve(t, cost)
+                        if s0 > leave_s:
+                            leave_s = s0
                         d = s0 + lds + conflict * max(0, cost - extra)
                         if pc in leaders:
                             vdone[g][pc] = d
@@ -534,6 +567,8 @@ class SM:
                         nl = (len(extra) or 1) if kind in ("load", "async_load") else \
                             ((extra or 1) if kind == "store" else cost * 0.25)
                         s0 = l1.reserve(t, nl)
+                        if s0 > leave_g:
+                            leave_g = s0
                         if kind in ("load", "async_load"):
                             if op.l1_bypass:
                                 h, n = 0, 1
@@ -586,6 +621,11 @@ class SM:
                                     "long_scoreboard"
                     else:
                         done = max(done, t + L["global_l1"])
+                if not free:
+                    if leave_s > t:
+                        mq[sp].enter(t, leave_s)
+                    if leave_g > t:
+                        lq[sp].enter(t, leave_g)
             sp_ = op.special
             if sp_ is not None:
                 if sp_ == "wgmma":
@@ -659,14 +699,14 @@ class SM:
                         start_cta(nxt, cta_end[c])
                         nxt += 1
                 continue
-            nop = f[s[i][0]]
+            nop = f[s[i]]
             ready, why = after, after_cause
             for x in nop.reads:
                 if rt[x] > ready:
                     ready, why = rt[x], rc[x]
             if ready > t + 1.0 and why is not None:
                 cyc[why] = cyc.get(why, 0.0) + (ready - t - 1.0)
-            heappush(heap, (ready, g, g))
+            heappush(heap, (ready, ready, g))
         add("not_selected", ns)
         for cause, v in cyc.items():
             st.add(cause, v)
@@ -693,14 +733,14 @@ class SM:
             s = streams[g]
             if ip[g] >= len(s):
                 continue
-            nop = f[s[ip[g]][0]]
+            nop = f[s[ip[g]]]
             ready, why = t, None
             for x in nop.reads:
                 if reg_t[g][x] > ready:
                     ready, why = reg_t[g][x], reg_c[g][x]
             if why is not None:
                 add(why, ready - t)
-            heapq.heappush(heap, (ready, g, g))
+            heapq.heappush(heap, (ready, ready, g))
 
 
 def sm_ctas(ncta: int, sms: int, sm: int = 0) -> list[int]:

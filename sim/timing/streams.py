@@ -1,8 +1,9 @@
 """Per-warp instruction streams, gathered from the PTX simulator's events for the timing model.
 
 A listener of every instruction (:class:`WarpStreams`) files each event's warps under their global
-warp id (``cta * warps_per_cta + warp``), in ``seq`` order, as ``(pc, access)`` records. ``access``
-is ``None`` for non-memory instructions, else a tuple of parts ``(space, kind, cost, extra)``:
+warp id (``cta * warps_per_cta + warp``), in ``seq`` order, as one :class:`WarpStream` per warp
+(``pcs[i]``, ``accesses[i]``). An access is ``None`` for non-memory instructions, else a tuple of
+:class:`Access` parts (``space, kind, cost, extra``):
 
 * global/local loads, stores, atomics: ``cost`` = 32-byte sectors the warp touches
   (:func:`sim.memory.banks.global_sectors`); ``extra`` = the 128-byte lines of a load (a tuple of
@@ -17,15 +18,49 @@ counts of shared wavefronts. The timing model never looks at values, only at the
 
 from __future__ import annotations
 
+from itertools import repeat
+from typing import NamedTuple
+
 import numpy as np
 
 from sim.memory.banks import event_global_sectors, event_shared_costs
+
+
+class Access(NamedTuple):
+    """One part of a warp's memory instruction, as the SM replay prices it."""
+
+    space: str          # "g" global or local, "s" shared, "c" constant or parameter
+    kind: str           # "load", "store", "atomic", "async_load", "async_store"; "merged": inside a vector load
+    cost: int           # g: 32-byte sectors; s: wavefronts
+    extra: object       # g: a load's 128-byte lines (tuple of line * 16 + sector mask), a store's line count, an atomic's most
+    #                     lanes on one address; s: the conflict-free wavefronts; merged: the leader pc
+
+
+class WarpStream(NamedTuple):
+    """One warp's instructions in the order it runs them: ``pcs[i]`` and ``accesses[i]`` (a tuple of
+    :class:`Access`, or ``None`` for an instruction that touches no memory the model prices)."""
+
+    pcs: list
+    accesses: list
+
+    @classmethod
+    def of(cls, records) -> "WarpStream":
+        """From ``(pc, access)`` pairs (hand-made streams in tests)."""
+        if isinstance(records, WarpStream):
+            return records
+        return cls([r[0] for r in records], [r[1] for r in records])
+
+    def reordered(self, index) -> "WarpStream":
+        """The same instructions at positions ``index`` (:func:`sim.timing.schedule.reorder_index`)."""
+        ix = index.tolist() if hasattr(index, "tolist") else list(index)
+        pcs, acc = self.pcs, self.accesses
+        return WarpStream([pcs[i] for i in ix], [acc[i] for i in ix])
 
 _SPACE = {"global": "g", "local": "g", "shared": "s", "const": "c", "param": "c"}
 
 
 class WarpStreams:
-    """Listener of every instruction; :attr:`streams` (global warp id -> ``[(pc, access), ...]``)
+    """Listener of every instruction; :attr:`streams` (global warp id -> :class:`WarpStream`)
     is assembled from the events on first use (one stable sort of all warp-instructions by warp,
     instead of a Python append per warp and event)."""
 
@@ -42,7 +77,8 @@ class WarpStreams:
         self.events = 0
         self.global_sectors = 0         # sector accesses of global loads, stores and atomics
         self.atomic_counts: dict[int, list] = {}   # byte address -> [atomic lanes, first CTA, shared by CTAs]
-        self._recs: list = []           # (pc, access) records; streams hold them by index
+        self._rpc: list = []            # per record: its pc; streams hold records by index
+        self._racc: list = []           # per record: its accesses (a tuple of Access) or None
         self._plain: dict[int, int] = {}  # pc -> record of its non-memory executions
         self._gw: list[np.ndarray] = []   # per event: global warp ids
         self._rid: list = []              # per event: a record (non-memory) or the first of len(gw)
@@ -57,8 +93,9 @@ class WarpStreams:
         if not ev.accesses:
             rid = self._plain.get(pc)
             if rid is None:
-                rid = self._plain[pc] = len(self._recs)
-                self._recs.append((pc, None))
+                rid = self._plain[pc] = len(self._rpc)
+                self._rpc.append(pc)
+                self._racc.append(None)
             self._gw.append(gw)
             self._rid.append(rid)
             return
@@ -84,7 +121,7 @@ class WarpStreams:
                     wf, ideal, _ = event_shared_costs(p, width, kind == "load", act)
                     self.shared_wavefronts += int(wf.sum())
                     self.shared_ideal += int(ideal.sum())
-                    costs = [(sp, kind, a, b) for a, b in zip(wf.tolist(), ideal.tolist())]
+                    costs = list(map(Access._make, zip(repeat(sp), repeat(kind), wf.tolist(), ideal.tolist())))
             elif sp == "g":
                 secs = event_global_sectors(p, p.width, act)
                 self.global_sectors += int(np.sum(secs))
@@ -108,28 +145,29 @@ class WarpStreams:
                     extra = _line_sectors(np.where(act, a >> 5, -1))
                 else:                   # stores: the 128-byte lines they touch (L1 t-stage lookups)
                     extra = _distinct_per_row(np.where(act, a >> 7, -1)).tolist()
-                costs = [(sp, kind, c, e) for c, e in zip(secs.tolist(), extra)]
+                costs = list(map(Access._make, zip(repeat(sp), repeat(kind), secs.tolist(), extra)))
             else:
-                costs = [(sp, kind, 1, 0)] * len(p.warps)
+                costs = [Access(sp, kind, 1, 0)] * len(p.warps)
             if pos is None:
                 only = costs
             else:
                 pg = (p.ctas * self.wpc + p.warps).tolist()
                 for g, c in zip(pg, costs):
                     per[pos[g]].append(c)
-        base = len(self._recs)
+        base = len(self._rpc)
+        self._rpc.extend([pc] * len(gw))
         if per is not None:
-            self._recs.extend([(pc, tuple(parts) if parts else None) for parts in per])
+            self._racc.extend([tuple(parts) if parts else None for parts in per])
         elif only is not None:
-            self._recs.extend([(pc, (c,)) for c in only])
+            self._racc.extend([(c,) for c in only])
         else:                           # an access in no space the model prices
-            self._recs.extend([(pc, None)] * n)
+            self._racc.extend([None] * len(gw))
         self._gw.append(gw)
         self._rid.append(-1 - base)      # records base .. base + n - 1, one per warp
 
     @property
-    def streams(self) -> dict[int, list]:
-        """Global warp id -> its instructions in order, as ``(pc, access)`` records."""
+    def streams(self) -> dict[int, WarpStream]:
+        """Global warp id -> its instructions in order (:class:`WarpStream`)."""
         if self._streams is None:
             self._streams = self._assemble()
         return self._streams
@@ -150,22 +188,22 @@ class WarpStreams:
                               for g, r in zip(self._gw, self._rid)])
         order = np.argsort(gw, kind="stable")       # each warp's events stay in execution order
         gs, rs = gw[order], rid[order]
-        recs = np.fromiter(self._recs, dtype=object, count=len(self._recs))
+        recs = np.fromiter(self._racc, dtype=object, count=len(self._racc))
         cut = np.flatnonzero(gs[1:] != gs[:-1]) + 1
         lo = np.concatenate([[0], cut])
         hi = np.concatenate([cut, [len(gs)]])
-        rec_pc = np.fromiter((r[0] for r in self._recs), np.int64, len(self._recs))
+        rec_pc = np.array(self._rpc, np.int64)
         out = {}
         for a, b in zip(lo.tolist(), hi.tolist()):
             w = int(gs[a])
-            out[w] = recs[rs[a:b]].tolist()
-            self._pcs[w] = rec_pc[rs[a:b]]
+            pcs = self._pcs[w] = rec_pc[rs[a:b]]
+            out[w] = WarpStream(pcs.tolist(), recs[rs[a:b]].tolist())
         return out
 
     def _merged_costs(self, p, mg, pc: int, act) -> list:
         """Costs of a load ptxas merges (:mod:`sim.timing.vectorize`): the leader carries the vector
         access where every active lane is aligned to its width; a follower of a merged leader costs
-        ``("s", "merged", 0, leader pc)``."""
+        ``Access("s", "merged", 0, leader pc)``."""
         a = p.addresses.astype(np.int64)
         m = np.ones(a.shape, bool) if act is None else np.asarray(act, bool)
         pg = (p.ctas * self.wpc + p.warps).tolist()
@@ -179,19 +217,19 @@ class WarpStreams:
             lead = self._lead.setdefault(pc, set())
             for g, o in zip(pg, ok.tolist()):
                 (lead.add if o else lead.discard)(g)
-            return [("s", "load", int(x), int(y)) for x, y in zip(wf.tolist(), ideal.tolist())]
+            return [Access("s", "load", int(x), int(y)) for x, y in zip(wf.tolist(), ideal.tolist())]
         lead = self._lead.get(mg.leader, ())
         out = []
         wf = ideal = None
         for i, g in enumerate(pg):
             if g in lead:
-                out.append(("s", "merged", 0, mg.leader))
+                out.append(Access("s", "merged", 0, mg.leader))
                 continue
             if wf is None:
                 wf, ideal, _ = event_shared_costs(p, mg.lane_bytes, True, act)
             self.shared_wavefronts += int(wf[i])
             self.shared_ideal += int(ideal[i])
-            out.append(("s", "load", int(wf[i]), int(ideal[i])))
+            out.append(Access("s", "load", int(wf[i]), int(ideal[i])))
         return out
 
     def footprint(self, bases=None, ends=None, scale: float = 1.0) -> tuple[float, float]:
@@ -279,4 +317,4 @@ def _max_same(a: np.ndarray) -> int:
     return int(c.max())
 
 
-__all__ = ["WarpStreams"]
+__all__ = ["Access", "WarpStream", "WarpStreams"]

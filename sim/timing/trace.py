@@ -17,17 +17,13 @@ import json
 from dataclasses import dataclass, field
 
 
-@dataclass(frozen=True)
-class Slice:
-    """``start``..``end`` in cycles on ``track`` of ``process``; ``end`` may equal ``start``."""
+class Interval:
+    """What every slice of scheduled work has, PTX's (:class:`Slice`) and the Ascend-like core's
+    (:class:`sim.ascend.timing.Slice`): ``start``..``end`` in cycles."""
 
-    process: str
-    track: str
-    name: str
+    __slots__ = ()
     start: float
     end: float
-    cat: str = ""
-    args: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def cycles(self) -> float:
@@ -37,6 +33,19 @@ class Slice:
     def shown_end(self) -> float:
         """At least one cycle long, for drawing only."""
         return max(self.end, self.start + 1)
+
+
+@dataclass(frozen=True)
+class Slice(Interval):
+    """``start``..``end`` in cycles on ``track`` of ``process``; ``end`` may equal ``start``."""
+
+    process: str
+    track: str
+    name: str
+    start: float
+    end: float
+    cat: str = ""
+    args: dict = field(default_factory=dict, compare=False, hash=False)
 
 
 def chrome_trace(slices, hz: float, flows=(), meta: dict | None = None, track_order=None) -> dict:

@@ -18,6 +18,7 @@ Units hold no reporting code; stages and models read ``busy`` and record stalls 
 from __future__ import annotations
 
 import heapq
+from bisect import insort
 from dataclasses import dataclass, field
 
 
@@ -89,4 +90,51 @@ class Queue:
         return len(self._leaves)
 
 
-__all__ = ["Unit", "Queue"]
+@dataclass
+class IssueQueue:
+    """An instruction queue between a warp scheduler and a shared unit (the MIO's per-sub-partition
+    queues): at most ``depth`` instructions that were issued and not yet dispatched downstream.
+    Different instruction kinds may enter only below their own ``limit`` (a *watermark*, e.g. global
+    and local loads stop at a lower fill than shared-memory ones, so that shared memory still issues
+    while the L1 is backed up); a warp whose next instruction finds its limit reached waits for the
+    oldest entries to leave, and that wait is its throttle stall::
+
+        q = IssueQueue("lsu", depth=2)
+        q.enter(0.0, leave=10.0); q.enter(0.0, leave=20.0)
+        q.slot_at(5.0)              # 10.0: full until the first entry leaves
+        q.slot_at(5.0, limit=1)     # 20.0: below a watermark of 1 only when both have left
+
+    Times offered must not decrease (the event-driven models process events in time order)."""
+
+    name: str
+    depth: int
+    _leaves: list = field(default_factory=list)   # leave times of the entries in flight, ascending
+    entered: int = 0
+
+    def _prune(self, t: float) -> list:
+        lv = self._leaves
+        if lv and lv[0] <= t:
+            i = 1
+            while i < len(lv) and lv[i] <= t:
+                i += 1
+            del lv[:i]
+        return lv
+
+    def slot_at(self, t: float, limit: int | None = None) -> float:
+        """Earliest time at or after ``t`` when fewer than ``limit`` (default: the depth) entries are in
+        flight."""
+        lv = self._prune(t)
+        k = self.depth if limit is None else min(limit, self.depth)
+        n = len(lv)
+        return t if n < k else lv[n - k]
+
+    def enter(self, t: float, leave: float) -> None:
+        """An instruction entered at ``t`` (a slot is free: :meth:`slot_at`) and leaves at ``leave``."""
+        insort(self._prune(t), max(leave, t))
+        self.entered += 1
+
+    def __len__(self) -> int:
+        return len(self._leaves)
+
+
+__all__ = ["Unit", "Queue", "IssueQueue"]

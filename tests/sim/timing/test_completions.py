@@ -90,11 +90,11 @@ def test_positions_name_the_waiting_and_the_issuing_instructions(monkeypatch):
     streams, log, ins = seen["streams"], seen["log"], seen["ins"]
     assert len(log.waits) > 0 and len(log.issues) > 0
     for (w, s) in log.waits:
-        assert ins[streams[w][s][0]].full_opcode.startswith(WAITS), ins[streams[w][s][0]].full_opcode
+        assert ins[streams[w].pcs[s]].full_opcode.startswith(WAITS), ins[streams[w].pcs[s]].full_opcode
     for (w, s) in log.issues:
-        assert ins[streams[w][s][0]].full_opcode.startswith(ISSUES), ins[streams[w][s][0]].full_opcode
+        assert ins[streams[w].pcs[s]].full_opcode.startswith(ISSUES), ins[streams[w].pcs[s]].full_opcode
     # TMA: the boxes complete at the mbarrier wait, and that is where the log puts them
-    assert any(ins[streams[w][s][0]].full_opcode.startswith("mbarrier.try_wait") for (w, s) in log.waits)
+    assert any(ins[streams[w].pcs[s]].full_opcode.startswith("mbarrier.try_wait") for (w, s) in log.waits)
 
 
 def test_tma_boxes_are_waited_for_at_the_mbarrier(monkeypatch):
@@ -167,7 +167,7 @@ def test_a_wait_that_finds_the_phase_complete_waits_for_its_copies():
     assert waiting == [0, 1]                       # both warps' waits depend on it
     streams = ws.streams
     for (w, s) in log.waits:
-        assert mod.functions[0].instructions[streams[w][s][0]].full_opcode.startswith("mbarrier.try_wait")
+        assert mod.functions[0].instructions[streams[w].pcs[s]].full_opcode.startswith("mbarrier.try_wait")
 
 
 def test_release_stores_and_atomics_drain_the_store_queue_like_fences():
