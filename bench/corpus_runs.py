@@ -127,3 +127,36 @@ def timed_launches(entries: list[dict], kernels, whiches, *, profile: bool = Fal
                 print(f"{e['name']:30s} {which[:6]:6s} failed: {type(exc).__name__}: {exc}")
                 continue
             yield e, which, got
+
+
+@dataclass(frozen=True)
+class Scores:
+    """How a set of bench rows compares with the H200 (the one scoring of bench/timing_h200.py and
+    bench/timing_unseen.py): MAPE of cycles, how many within +-35 %, top stall equal to ncu's, L2 hit rate
+    within 10 points (ncu's over-100 % rates counted as 100), and, where rows carry them, ncu's top-3 stall
+    reasons also in the model's top 3 and the mean total-variation distance of the stall mixes."""
+    n: int
+    mape: float
+    within: int
+    top: int
+    l2ok: int
+    l2n: int
+    top3: float
+    tv: float
+    worst: dict
+
+
+def scores(rows: list[dict]) -> Scores | None:
+    sel = [r for r in rows if r["error"] is not None]
+    if not sel:
+        return None
+    l2 = [r for r in sel if r["l2_hit_model"] is not None and r["l2_hit_ncu"] is not None]
+    dd = [r for r in sel if r.get("stall_tv") is not None]
+    return Scores(
+        n=len(sel), mape=100 * sum(abs(r["error"]) for r in sel) / len(sel),
+        within=sum(abs(r["error"]) <= 0.35 for r in sel),
+        top=sum(r["top_stall"] == r["ncu_top_stall"] for r in sel if r["ncu_top_stall"]),
+        l2ok=sum(abs(r["l2_hit_model"] - min(100.0, r["l2_hit_ncu"])) <= 10 for r in l2), l2n=len(l2),
+        top3=sum(r["top3_shared"] for r in dd) / (3 * len(dd)) if dd else float("nan"),
+        tv=sum(r["stall_tv"] for r in dd) / len(dd) if dd else float("nan"),
+        worst=max(sel, key=lambda r: abs(r["error"])))

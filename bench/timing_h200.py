@@ -27,7 +27,7 @@ import sys
 import zlib
 from pathlib import Path
 
-from corpus_runs import manifest, timed_launches
+from corpus_runs import manifest, scores, timed_launches
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -136,17 +136,10 @@ def main(argv=None) -> int:
                            ("held-out 1/3", [r for r in rs if r["held_out"]]), ("all", rs)):
             if not sel:
                 continue
-            mape = 100 * sum(abs(r["error"]) for r in sel) / len(sel)
-            within = sum(abs(r["error"]) <= 0.35 for r in sel)
-            top = sum(r["top_stall"] == r["ncu_top_stall"] for r in sel if r["ncu_top_stall"])
-            l2 = [r for r in sel if r["l2_hit_model"] is not None and r["l2_hit_ncu"] is not None]
-            l2ok = sum(abs(r["l2_hit_model"] - min(100.0, r["l2_hit_ncu"])) <= 10 for r in l2)
-            dd = [r for r in sel if r["stall_tv"] is not None]
-            t3 = sum(r["top3_shared"] for r in dd) / (3 * len(dd)) if dd else float("nan")
-            tv = sum(r["stall_tv"] for r in dd) / len(dd) if dd else float("nan")
-            print(f"{which:11s} {label:16s} n={len(sel):2d}  MAPE {mape:6.1f} %  within +-35 %: {within}/{len(sel)}  "
-                  f"top stall = ncu: {top}/{len(sel)}  L2 hit within 10 pts: {l2ok}/{len(l2)}  "
-                  f"ncu top-3 in model top-3: {100 * t3:.0f} %  stall-mix TV distance: mean {tv:.2f}")
+            sc = scores(sel)
+            print(f"{which:11s} {label:16s} n={sc.n:2d}  MAPE {sc.mape:6.1f} %  within +-35 %: {sc.within}/{sc.n}  "
+                  f"top stall = ncu: {sc.top}/{sc.n}  L2 hit within 10 pts: {sc.l2ok}/{sc.l2n}  "
+                  f"ncu top-3 in model top-3: {100 * sc.top3:.0f} %  stall-mix TV distance: mean {sc.tv:.2f}")
         lad = [next((r for r in rs if r["kernel"] == k), None) for k in LADDER]
         lad = [r for r in lad if r is not None]
         if len(lad) >= 2:

@@ -27,7 +27,7 @@ import json
 import sys
 from pathlib import Path
 
-from corpus_runs import CORPUS, timed_launches
+from corpus_runs import CORPUS, scores, timed_launches
 from timing_h200 import LADDER, ncu_top_stall, spearman
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -81,18 +81,12 @@ def print_row(r: dict) -> None:
 
 
 def summary(rows: list[dict], label: str) -> None:
-    sel = [r for r in rows if r["error"] is not None]
-    if not sel:
+    sc = scores(rows)
+    if sc is None:
         return
-    mape = 100 * sum(abs(r["error"]) for r in sel) / len(sel)
-    within = sum(abs(r["error"]) <= 0.35 for r in sel)
-    top = sum(r["top_stall"] == r["ncu_top_stall"] for r in sel if r["ncu_top_stall"])
-    l2 = [r for r in sel if r["l2_hit_model"] is not None and r["l2_hit_ncu"] is not None]
-    l2ok = sum(abs(r["l2_hit_model"] - min(100.0, r["l2_hit_ncu"])) <= 10 for r in l2)
-    worst = max(sel, key=lambda r: abs(r["error"]))
-    print(f"{label:24s} n={len(sel):2d}  MAPE {mape:6.1f} %  within +-35 %: {within}/{len(sel)}  "
-          f"top stall = ncu: {top}/{len(sel)}  L2 hit within 10 pts: {l2ok}/{len(l2)}  "
-          f"worst {worst['kernel']} {100 * worst['error']:+.1f} %")
+    print(f"{label:24s} n={sc.n:2d}  MAPE {sc.mape:6.1f} %  within +-35 %: {sc.within}/{sc.n}  "
+          f"top stall = ncu: {sc.top}/{sc.n}  L2 hit within 10 pts: {sc.l2ok}/{sc.l2n}  "
+          f"worst {sc.worst['kernel']} {100 * sc.worst['error']:+.1f} %")
 
 
 def ladder(unseen_rows: list[dict], kernels) -> list[dict]:
