@@ -18,8 +18,8 @@ What is modelled (*modelled*, an approximation of ptxas's scheduler, not its cod
 * if-conversion: a short ``if`` (``@p bra L; body; L:``, at most ``MAX_IF_BODY`` instructions, see
   :func:`regions`) is scheduled with the blocks around it as one region, its body predicated on the
   branch's guard: ptxas predicates such bodies, so loads under consecutive ``if``s issue together
-  (examples/h200/unseen: conv1d's and stencil2d's halo LDGs back to back in the SASS; the corpus's
-  bounds-checked tile loads, sgemm_regblock1d's A and B loads). A warp that skips a body runs
+  (tests/sim/timing/test_if_conversion: a stencil's guarded halo loads are LDGs back to back in the
+  SASS; the corpus's bounds-checked tile loads, sgemm_regblock1d's A and B loads). A warp that skips a body runs
   the region in PTX order;
 * dependences: registers (read after write with the producer's latency, write after read and
   write after write in order), memory (a load stays after an earlier store to the same state space
@@ -45,8 +45,7 @@ import numpy as np
 
 MAX_INFLIGHT_LOADS = 16
 MAX_BLOCK = 4000
-MAX_IF_BODY = 8       # [assumed, conservative] the longest if body predicated here (examples/unseen conv1d,
-# stencil2d: 2). Measured with the local ptxas (sm_90) on test_if_conversion's kernel with one
+MAX_IF_BODY = 8       # [assumed, conservative] the longest if body predicated here. Measured with the local ptxas (sm_90) on test_if_conversion's kernel with one
 # ``@p bra L; body; L:``: bodies of n ld.global.nc + st.shared pairs were predicated (no BRA before
 # EXIT) up to 20 PTX instructions and kept their BRA at 24; bodies of one load + n FFMAs were
 # predicated up to 17 and kept their BRA at 25. Raising this to 20 is untested on the corpus.
