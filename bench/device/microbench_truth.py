@@ -90,12 +90,14 @@ PROBE_PTX = r"""
 """
 
 
-def entries() -> list[dict]:
-    return json.loads((BENCH / "manifest.json").read_text())["entries"]
+def entries(bench: Path | None = None) -> list[dict]:
+    """The manifest entries of a bench folder (this script's BENCH by default; unseen_truth.py passes its own)."""
+    return json.loads(((bench or BENCH) / "manifest.json").read_text())["entries"]
 
 
-def reference_module():
-    spec = importlib.util.spec_from_file_location("microbench_reference", BENCH / "reference.py")
+def reference_module(bench: Path | None = None, name: str = "microbench_reference"):
+    """The bench folder's reference.py, loaded as a module."""
+    spec = importlib.util.spec_from_file_location(name, (bench or BENCH) / "reference.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

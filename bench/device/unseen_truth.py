@@ -18,7 +18,6 @@ Device properties, ncu CSV parsing and launching are ``microbench_truth.py``'s. 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 import time
@@ -84,14 +83,11 @@ CACHE = Path("/tmp/unseen_inputs")   # the perf launches' device inputs, between
 
 
 def entries() -> list[dict]:
-    return json.loads((BENCH / "manifest.json").read_text())["entries"]
+    return mt.entries(BENCH)
 
 
 def reference_module():
-    spec = importlib.util.spec_from_file_location("unseen_reference", BENCH / "reference.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return mt.reference_module(BENCH, "unseen_reference")
 
 
 _MODULES: dict = {}
