@@ -8,15 +8,15 @@ import isa
 import sim
 
 
-def _strided(stride_bytes: int, loads: int = 4) -> str:
-    """Each thread loads ``loads`` floats ``stride_bytes`` apart (thread t starts at t * stride_bytes,
-    load k at k * threads * stride_bytes) and stores their sum."""
+def _grid_kernel(loads: str, *, preds: str = "") -> str:
+    """The kernel both cases use: each thread (t = ctaid * ntid + tid, %r7 = all threads) runs ``loads``,
+    which add into %f1 from ``src`` (%rd1), and stores %f1 to ``out[t]``."""
     return f""".version 8.0
 .target sm_90
 .address_size 64
 .visible .entry k(.param .u64 src, .param .u64 out)
 {{
-    .reg .f32 %f<16>; .reg .b32 %r<16>; .reg .b64 %rd<16>;
+    .reg .f32 %f<16>; .reg .b32 %r<16>; .reg .b64 %rd<16>;{preds}
     ld.param.u64 %rd1, [src];
     cvta.to.global.u64 %rd1, %rd1;
     ld.param.u64 %rd2, [out];
@@ -28,17 +28,28 @@ def _strided(stride_bytes: int, loads: int = 4) -> str:
     mul.lo.s32 %r7, %r5, %r3;
     mad.lo.s32 %r4, %r2, %r3, %r1;
     mov.f32 %f1, 0f00000000;
-{chr(10).join(f'''    mad.lo.s32 %r8, %r7, {k}, %r4;
-    mul.wide.u32 %rd3, %r8, {stride_bytes};
-    add.s64 %rd4, %rd1, %rd3;
-    ld.global.f32 %f2, [%rd4];
-    add.f32 %f1, %f1, %f2;''' for k in range(loads))}
+{loads}
     mul.wide.u32 %rd3, %r4, 4;
     add.s64 %rd4, %rd2, %rd3;
     st.global.f32 [%rd4], %f1;
     ret;
 }}
 """
+
+
+def _loads(count: int, stride_bytes: int, op: str) -> str:
+    """``count`` loads, load k of thread t at src + (k * threads + t) * stride_bytes."""
+    return "\n".join(f"""    mad.lo.s32 %r8, %r7, {k}, %r4;
+    mul.wide.u32 %rd3, %r8, {stride_bytes};
+    add.s64 %rd4, %rd1, %rd3;
+    {op} %f2, [%rd4];
+    add.f32 %f1, %f1, %f2;""" for k in range(count))
+
+
+def _strided(stride_bytes: int, loads: int = 4) -> str:
+    """Each thread loads ``loads`` floats ``stride_bytes`` apart (thread t starts at t * stride_bytes,
+    load k at k * threads * stride_bytes) and stores their sum."""
+    return _grid_kernel(_loads(loads, stride_bytes, "ld.global.f32"))
 
 
 def _run_strided(stride_bytes: int, grid: int = 8, block: int = 128, loads: int = 4):
@@ -87,40 +98,12 @@ def test_stack_distances_are_distinct_bytes_between_touches():
 
 def _reread(passes: int, floats_per_thread: int, grid: int = 132, block: int = 256) -> str:
     """Every thread reads its ``floats_per_thread`` floats (grid-stride, ld.global.cg) ``passes`` times."""
-    loads = "\n".join(f"""    mad.lo.s32 %r8, %r7, {k}, %r4;
-    mul.wide.u32 %rd3, %r8, 4;
-    add.s64 %rd4, %rd1, %rd3;
-    ld.global.cg.f32 %f2, [%rd4];
-    add.f32 %f1, %f1, %f2;""" for k in range(floats_per_thread))
-    return f""".version 8.0
-.target sm_90
-.address_size 64
-.visible .entry k(.param .u64 src, .param .u64 out)
-{{
-    .reg .f32 %f<16>; .reg .b32 %r<16>; .reg .b64 %rd<16>; .reg .pred %p<2>;
-    ld.param.u64 %rd1, [src];
-    cvta.to.global.u64 %rd1, %rd1;
-    ld.param.u64 %rd2, [out];
-    cvta.to.global.u64 %rd2, %rd2;
-    mov.u32 %r1, %tid.x;
-    mov.u32 %r2, %ctaid.x;
-    mov.u32 %r3, %ntid.x;
-    mov.u32 %r5, %nctaid.x;
-    mul.lo.s32 %r7, %r5, %r3;
-    mad.lo.s32 %r4, %r2, %r3, %r1;
-    mov.f32 %f1, 0f00000000;
-    mov.u32 %r9, 0;
+    return _grid_kernel(f"""    mov.u32 %r9, 0;
 LOOP:
-{loads}
+{_loads(floats_per_thread, 4, "ld.global.cg.f32")}
     add.s32 %r9, %r9, 1;
     setp.lt.s32 %p1, %r9, {passes};
-    @%p1 bra LOOP;
-    mul.wide.u32 %rd3, %r4, 4;
-    add.s64 %rd4, %rd2, %rd3;
-    st.global.f32 [%rd4], %f1;
-    ret;
-}}
-"""
+    @%p1 bra LOOP;""", preds=" .reg .pred %p<2>;")
 
 
 def _reread_timing(passes, floats_per_thread, grid=132, block=256):
