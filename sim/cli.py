@@ -222,7 +222,10 @@ def run_ptx(args) -> int:
 
         try:
             write_chrome_trace(args.trace, slices, load_params(timing.lower()).hz,
-                               meta={"kernel": fn.name, "cycles": tm["cycles"], "label": "modelled"})
+                               meta={"kernel": fn.name, "cycles": tm["cycles"], "label": "modelled",
+                                     # the SM whose replay is traced: the slowest, which sets the time
+                                     "traced_sm": tm.get("slowest_sm", 0),
+                                     "traced": f"SM {tm.get('slowest_sm', 0)}, the SM that sets the kernel's time"})
         except OSError as exc:
             raise InputError(f"cannot write {args.trace}: {exc.strerror or exc}", Span(args.trace)) from None
 

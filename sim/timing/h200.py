@@ -327,6 +327,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
                    "shared_wavefronts": streams.shared_wavefronts * f},
         "bound": bound,
         "sampled": sampled, "simulated_ctas": len(sim_ctas), "ctas": ncta,
+        "slowest_sm": runs.index(slow),          # the SM that sets the time (lists[i] is SM i's), the one traced
         "model_seconds": time.perf_counter() - t0,
         **({"_slices": slices} if trace else {}),
     }

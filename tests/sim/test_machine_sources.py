@@ -87,3 +87,22 @@ def test_the_timing_model_reads_the_l2_size_and_warp_limit_from_the_model():
 
     text = inspect.getsource(h200)
     assert "62914560" not in text and "/ 64.0" not in text
+
+
+def test_the_bench_docstring_lists_every_fitted_number():
+    """bench/timing_h200.py's docstring names the model's fitted numbers and what each was fitted on; it
+    said launch_overhead was "the only fitted number" while the toml had eight."""
+    import sys
+
+    from tests.conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import timing_h200
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    doc = timing_h200.__doc__
+    fit = timing_h200.fitted_constants()
+    assert len(fit) >= 8 and "only fitted" not in doc
+    for name, _, _ in fit:
+        assert f"``{name.split('.')[-1]}``" in doc, name
