@@ -79,7 +79,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--max-steps", type=int, metavar="N",
                    help="stop a run after N steps (PTX: one instruction for the threads of a batch of CTAs on one "
                         "path, default 5,000,000 per batch; Ascend-like: instructions per core, default "
-                        "200,000,000); where each warp or core loops is reported and results kept")
+                        "20,000,000); where each warp or core loops is reported and results kept")
     p.add_argument("--timing", metavar="MODEL", help="also predict the launch's time on a timing model (h200)")
     p.add_argument("--sample", choices=("auto", "all"), default="auto",
                    help="with --timing: simulate a deterministic sample of a big launch's CTAs (auto) or all")

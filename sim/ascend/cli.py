@@ -43,6 +43,20 @@ PTX_ONLY = {"launch": "--launch", "reference": "--reference", "rtol": "--rtol", 
             "sass": "--sass"}
 
 
+def _progress():
+    """A progress line on stderr for long runs (only when stderr is a terminal), as a PTX run shows."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(steps: int, core: str, cores: int) -> None:
+        show.shown = True
+        sys.stderr.write(f"\r  simulating: {steps:,} instructions on {core} ({cores} in this launch; Ctrl-C stops, "
+                         "keeping the results so far)")
+        sys.stderr.flush()
+    show.shown = False
+    return show
+
+
 def run_ascend(args) -> int:
     import isa
     from sim.ascend.check import compare, make_inputs, read_meta, reference
@@ -70,8 +84,11 @@ def run_ascend(args) -> int:
     steps = getattr(args, "max_steps", None)
     if steps is not None and steps <= 0:
         raise InputError("--max-steps must be a positive number of steps")
+    show = _progress()
     res = run_module(module, machine, kernel=getattr(args, "kernel", None), inputs=inputs, cores=args.cores, functional=functional,
-                     trace=bool(getattr(args, "trace", None)), max_steps=steps)
+                     trace=bool(getattr(args, "trace", None)), max_steps=steps, progress=show)
+    if show is not None and show.shown:
+        sys.stderr.write("\r\033[K")
     t = res.timing
     out = {
         "kernel": res.launch.kernel, "machine": machine.name, "core_type": res.launch.core_type,

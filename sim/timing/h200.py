@@ -171,7 +171,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     if foot > l2_bytes:
         h2 *= l2_bytes / foot
     shared_alloc = getattr(occ, "carveout_bytes", 0) or 0
-    l1_lines = int(max(H["l1_bytes"] - shared_alloc, 16384) // H["l1_line"])
+    l1_lines = int(max(H["l1_bytes"] - shared_alloc, H["l1_min_bytes"]) // H["l1_line"])
 
     # each warp's stream in ptxas's order of every basic block (sim/timing/schedule.py)
     orders = block_orders(state, facts, P.lat["global_l2"], streams.merged)
@@ -229,11 +229,12 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     # close to linear in the latency, so two replays (at L0 and at L(rho(L0))) give its line, the
     # fixed point L = L(rho(L)) on that line is found by bisection and replayed: three replays,
     # only when the DRAM time is over a tenth of the SM time
+    R = {k: v["value"] for k, v in raw["replay"].items()}         # when to replay again (h200.toml [replay])
     L0, q = P.lat["global_dram"], H.get("dram_queue_latency", 0.0)
     dram_min = (rd + wr) * 32 / (H["dram_bw"] / P.hz)
 
     def loaded(t):
-        rho = min(0.95, dram_min / t) if t > 0 else 0.95
+        rho = min(R["dram_max_utilisation"], dram_min / t) if t > 0 else R["dram_max_utilisation"]
         return L0 + q * rho / (1.0 - rho)
 
     dram_latency = L0
@@ -246,10 +247,10 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
         h2_loads = max(0.0, 1.0 - rd / ll)
         if foot > l2_bytes:
             h2_loads *= l2_bytes / foot
-        if abs(h2_loads - h2) > 0.05:
+        if abs(h2_loads - h2) > R["l2_hit_replay_points"]:
             h2s[0] = h2_loads
             runs, slow, sm_cycles = replay(L0)
-    if q > 0 and sm_cycles > 0 and dram_min > 0.1 * sm_cycles:
+    if q > 0 and sm_cycles > 0 and dram_min > R["dram_replay_share"] * sm_cycles:
         lb = loaded(sm_cycles)
         rb = replay(lb)
         slope = (rb[2] - sm_cycles) / (lb - L0) if lb > L0 else 0.0
