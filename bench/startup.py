@@ -11,9 +11,11 @@ examples/manifest.json, a launch of 7,492 thread-instructions).
 
 * cold: a fresh process from start to exit (interpreter, imports, parse, decode, run, report),
   ``python -m kernlens.cli run FILE --launch SPEC``; timed from outside (``bench/proc_time``:
-  wall seconds, and user + system CPU seconds from ``wait4``). Two cache states, each stated:
-  "empty cache" (``KERNLENS_CACHE`` a new, empty folder: Lark tables, parsed modules and decoded
-  programs built from scratch) and "warm cache" (the folder a previous process filled).
+  wall seconds, and user + system CPU seconds from ``wait4``). Three cache states, each stated:
+  "empty cache" (``KERNLENS_CACHE`` a new, empty folder: parsed modules and inputs built from
+  scratch; Lark's tables read from the copy the first build left beside the grammar,
+  ``isa/ptx/__pycache__``, as Python's bytecode is), "warm cache" (the folder a previous process
+  filled) and, for validate-kernel, "no cache" (``KERNLENS_NO_CACHE=1``: Lark's tables built too).
 * warm: the same command line run again inside one process that has run it once
   (``kernlens.cli.main(argv)`` with stdout discarded), timed inside (``perf_counter`` and
   ``process_time``): what is left is the launch itself.
@@ -83,8 +85,9 @@ def best(runs):
     return min(r[0] for r in runs), min(r[1] for r in runs)
 
 
-def cold(cmd: list[str], n: int, cache: str) -> dict[str, tuple[float, float]]:
-    """Best (wall, CPU) of ``cmd`` in fresh processes, with an empty and with a warm disk cache."""
+def cold(cmd: list[str], n: int, cache: str, no_cache: bool = False) -> dict[str, tuple[float, float]]:
+    """Best (wall, CPU) of ``cmd`` in fresh processes, with an empty and with a warm disk cache
+    (and with ``no_cache``, the cache off)."""
     def proc(env):
         wall, cpu, _, rc = measure(cmd, env=env)
         if rc not in (0, 1):
@@ -98,7 +101,10 @@ def cold(cmd: list[str], n: int, cache: str) -> dict[str, tuple[float, float]]:
     warm_dir = tempfile.mkdtemp(dir=cache)
     env = dict(ENV, KERNLENS_CACHE=warm_dir)
     proc(env)                                        # fills the cache
-    return {"empty cache": best(empty), "warm cache": best([proc(env) for _ in range(n)])}
+    out = {"empty cache": best(empty), "warm cache": best([proc(env) for _ in range(n)])}
+    if no_cache:
+        out["no cache (KERNLENS_NO_CACHE=1)"] = best([proc(dict(ENV, KERNLENS_NO_CACHE="1")) for _ in range(n)])
+    return out
 
 
 def warm(argv: list[str], n: int, cache: str) -> tuple[float, float]:
@@ -136,6 +142,9 @@ def main() -> int:
           "on this machine")
     subprocess.run([PY, "-m", "compileall", "-q", "isa", "sim", "analyzer", "kernlens", "tui"],
                    env=ENV, cwd=ROOT, check=True, capture_output=True)   # __pycache__, as after pip install
+    with tempfile.TemporaryDirectory() as first:     # the tables' copy beside the grammar, as after the first run
+        subprocess.run([PY, "-c", "import isa.ptx.parser as p; p._lark()"], env=dict(ENV, KERNLENS_CACHE=first),
+                       cwd=ROOT, check=True, capture_output=True)
     # numpy imported as kernlens's entry points import it: OpenBLAS asked for one thread
     # (kernlens.one_blas_thread) unless the caller chose a count
     blas = {} if any(v in ENV for v in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")) \
@@ -153,7 +162,8 @@ def main() -> int:
         report_run("kernlens run dot_dp4a (bundled example, examples/manifest.json#dot_dp4a)",
                    ["run", "examples/ptx/dot_dp4a.sm_90.ptx", "--launch", "examples/manifest.json#dot_dp4a"],
                    n, cache, floor)
-        v = cold([PY, "-m", "analyzer.cli", str(VALIDATE.relative_to(ROOT)), "-o", os.devnull], n, cache)
+        v = cold([PY, "-m", "analyzer.cli", str(VALIDATE.relative_to(ROOT)), "-o", os.devnull], n, cache,
+                 no_cache=True)
         print(f"validate-kernel {VALIDATE.name} (one file, fresh process)")
         for state, (wall, cpu) in v.items():
             print(f"  {state + ':':<36} {wall:7.3f} s wall  {cpu:7.3f} s CPU   (goal <= {GOAL_VALIDATE} s: "

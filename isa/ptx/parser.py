@@ -759,40 +759,109 @@ _LOCK = threading.Lock()
 _LARKS: dict[bool, Lark] = {}
 
 
-def _table_cache(grammar: str, accelerated: bool) -> str | None:
-    """Where Lark keeps the grammar's LALR tables between processes (``lark/`` of the kernlens
-    cache, :mod:`isa.cache`), keyed by the grammar text, the Lark version and the accelerator:
-    building them costs each start-up ~0.1 s, loading them ~0.01 s (Lark checks the key stored in
-    the file). None where the cache is off (``KERNLENS_NO_CACHE=1``) or cannot be made."""
-    import hashlib
+#: Where the first process that builds Lark's tables also keeps a copy of its cache entry, beside
+#: the grammar, as Python keeps bytecode beside the sources: a process whose user cache is empty (a
+#: new user, a fresh CI home, a cleared cache) takes them from here instead of building them
+#: (~0.1 s CPU). The entry's name is its key and its header holds a digest (:mod:`isa.cache`), so
+#: another grammar's, Lark's or Python's copy is never read.
+INSTALLED_TABLES = GRAMMAR.parent / "__pycache__"
+
+#: the options the tables are built with (part of their key)
+_OPTIONS = {"parser": "lalr", "lexer": "contextual", "maybe_placeholders": True}
+#: options not saved with the tables: given again when they are loaded (Lark's own cache does so)
+_GIVEN_AT_LOAD = ("transformer", "_plugins", "postlex", "lexer_callbacks")
+
+
+def _tables_key(grammar: str, accelerated: bool) -> str:
+    """The cache name of the grammar's LALR tables: the grammar text, the options, the Lark and
+    Python versions and the accelerator."""
+    import sys
 
     import lark as lark_pkg
 
     from .. import cache
 
-    base = cache.folder("lark")
-    if base is None:
+    return cache.key("ptx-lark-tables", grammar, repr(sorted(_OPTIONS.items())), lark_pkg.__version__,
+                     repr(sys.version_info[:2]), repr(accelerated))
+
+
+def _copy_if_missing(src: Path | None, dst: Path | None) -> bool:
+    """Copy ``src`` to ``dst`` unless ``dst`` exists (through a temporary file renamed into place:
+    concurrent processes see a whole file or none); False when nothing was copied (either side
+    missing, unreadable or unwritable, as in a read-only install)."""
+    if src is None or dst is None or dst.exists() or not src.exists():
+        return False
+    tmp = dst.with_name(f".tmp-{os.getpid()}-{dst.name}")
+    try:
+        dst.parent.mkdir(exist_ok=True)
+        tmp.write_bytes(src.read_bytes())
+        os.replace(tmp, dst)
+        return True
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        return False
+
+
+def _load_tables(key: str, given: dict) -> Lark | None:
+    """The parser from the cached tables (the user cache, else the copy beside the grammar), or
+    None: cache off, no entry, or an entry this Lark cannot load."""
+    import pickle
+
+    from .. import cache
+
+    saved = cache.load("lark", key)
+    if saved is None:
+        user, installed = cache.folder("lark"), INSTALLED_TABLES / f"{key}.pickle"
+        if not _copy_if_missing(installed, user and user / installed.name):
+            return None
+        saved = cache.load("lark", key)
+        if saved is None:                # a damaged copy (the digest says so): replaced by the next build
+            installed.unlink(missing_ok=True)
+            return None
+    try:
+        return Lark._load_from_dict(**pickle.loads(saved), **given)    # what Lark(cache=...) does on a hit
+    except Exception:  # noqa: BLE001 - tables another Lark wrote (the key says not, but): build them
         return None
-    key = hashlib.sha256(f"{lark_pkg.__version__}\0{accelerated}\0{grammar}".encode()).hexdigest()[:24]
-    return str(base / f"ptx-{key}.lark-cache")
+
+
+def _store_tables(key: str, lark: Lark) -> None:
+    """The tables into the user cache, and a copy beside the grammar if none is there (other
+    grammars' copies there removed: one install, one grammar)."""
+    import io
+
+    from .. import cache
+
+    buf = io.BytesIO()
+    lark.save(buf, exclude_options=_GIVEN_AT_LOAD)
+    if not cache.store("lark", key, buf.getvalue()):
+        return
+    entry = cache.folder("lark") / f"{key}.pickle"
+    if _copy_if_missing(entry, INSTALLED_TABLES / entry.name):
+        for other in INSTALLED_TABLES.glob("*.pickle"):
+            if other.name != entry.name:
+                other.unlink(missing_ok=True)
 
 
 def _lark(accelerated: bool | None = None) -> Lark:
     """The shared LALR parser (on lark-cython or pure Lark, default :data:`ACCELERATED`); its
-    inline transformer is re-targeted for each parse under a lock."""
+    inline transformer is re-targeted for each parse under a lock. Its tables come from the
+    on-disk cache when they are there (:func:`_load_tables`), else are built and stored."""
     if accelerated is None:
         accelerated = ACCELERATED
     lark = _LARKS.get(accelerated)
     if lark is None:
         if accelerated and _PLUGINS is None:
             raise RuntimeError("lark-cython is not installed")
-        options = {"_plugins": _PLUGINS} if accelerated else {}
+        given = {"transformer": _Builder("<text>"), **({"_plugins": _PLUGINS} if accelerated else {})}
         grammar = GRAMMAR.read_text()
-        cache = _table_cache(grammar, accelerated)
-        if cache:
-            options["cache"] = cache
-        lark = Lark(grammar, parser="lalr", lexer="contextual", maybe_placeholders=True,
-                    transformer=_Builder("<text>"), **options)
+        key = _tables_key(grammar, accelerated)
+        lark = _load_tables(key, given)
+        if lark is None:
+            lark = Lark(grammar, **_OPTIONS, **given)
+            _store_tables(key, lark)
         # After each reduction the parser looks up ``rule.origin.name`` in a table keyed by plain
         # strings; a Token name there costs a Python-level ``Token.__eq__`` per reduction.
         for rule in lark.rules:
