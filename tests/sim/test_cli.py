@@ -336,3 +336,13 @@ def test_trace_without_timing_on_ptx_says_what_it_needs(files, capsys):
     """The message said a PTX run has no trace; with --timing h200 it has one (issue #10)."""
     assert main(["run", str(files / "k.ptx"), "--launch", str(files / "spec.json"), "--trace", "t.json"]) == 2
     assert "on PTX, --trace goes with --timing h200" in capsys.readouterr().err
+
+
+def test_a_launch_of_a_kernel_the_file_lacks_names_the_file(capsys):
+    """``kernlens run F --launch manifest.json#OTHER`` said ``error: no kernel named ...`` with no file."""
+    from kernlens.cli import main as kl
+    from tests.conftest import EXAMPLES
+
+    ptx = EXAMPLES / "ptx" / "sgemm_tiled.sm_90.ptx"
+    assert kl(["run", str(ptx), "--launch", f"{EXAMPLES / 'manifest.json'}#hgemm_wmma"]) == 2
+    assert capsys.readouterr().err.startswith(f"{ptx}: error: no kernel named 'hgemm_wmma' (kernels: sgemm_tiled)")
