@@ -122,3 +122,20 @@ def test_an_entry_point_asks_openblas_for_one_thread_unless_the_user_chose(modul
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == expected
+
+
+def test_the_bench_s_run_imports_are_what_a_run_imports(tmp_path):
+    """bench/startup.py prints the CPU of importing RUN_IMPORTS as the part of a cold run no cache
+    removes: each of them is imported by a PTX run."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import startup
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    wanted = {m.strip() for m in startup.RUN_IMPORTS.removeprefix("import ").split(",")}
+    env = dict(os.environ, PYTHONPATH=str(ROOT), KERNLENS_CACHE=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, "-c", PROBE, "kernlens.cli", "run", "examples/ptx/dot_dp4a.sm_90.ptx",
+                          "--launch", "examples/manifest.json#dot_dp4a"], env=env, cwd=ROOT, capture_output=True,
+                         text=True)
+    rc, mods = json.loads(out.stdout.strip().splitlines()[-1])
+    assert rc == 0 and wanted <= set(mods), wanted - set(mods)
