@@ -68,8 +68,10 @@ def test_a_bf16_launch_imports_ml_dtypes_and_runs(tmp_path):
     assert rc == 0 and "ml_dtypes" in mods
 
 
-def test_the_command_line_still_knows_every_command(capsys):
+def test_the_command_line_still_knows_every_command(capsys, monkeypatch):
     from kernlens.cli import SUBCOMMANDS, main
+
+    monkeypatch.delenv("KERNLENS_NO_CACHE", raising=False)     # --no-cache sets it: undone after the test
 
     with pytest.raises(SystemExit):
         main(["--help"])
