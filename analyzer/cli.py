@@ -281,7 +281,7 @@ class _Output:
                 try:
                     self.fh = open(self.path, "w")
                 except OSError as exc:
-                    raise InputError(f"cannot write {self.path}: {exc.strerror}") from None
+                    raise InputError(f"cannot write {self.path}: {exc.strerror}", Span(self.path)) from None
             else:
                 self.fh = sys.stdout
         self.fh.write("".join(self.parts))
@@ -305,7 +305,7 @@ class _Output:
             try:
                 Path(self.path).write_text(text)
             except OSError as exc:
-                raise InputError(f"cannot write {self.path}: {exc.strerror}") from None
+                raise InputError(f"cannot write {self.path}: {exc.strerror}", Span(self.path)) from None
         else:
             sys.stdout.write(text)
 
@@ -420,7 +420,7 @@ def open_dot(path):
     try:
         return open(path, "w")
     except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror}") from None
+        raise InputError(f"cannot write {path}: {exc.strerror}", Span(path)) from None
 
 
 def _merge_precision(a: dict, b: dict) -> dict:

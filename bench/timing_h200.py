@@ -14,9 +14,19 @@ reasons the model also ranks in its top 3, and the total-variation distance of t
 mixes: 0 the same shares, 1 nothing in common); L2 hit rate within 10 points.
 
 Held-out split (fixed, documented): a kernel is held out of every fitting when
-``zlib.crc32(name) % 3 == 0``. The only fitted number of the model, ``launch_overhead`` in
-sim/machines/h200.toml, was set from the small launches of the other two thirds. No constant is
-fitted per kernel.
+``zlib.crc32(name) % 3 == 0``. No constant is fitted per kernel. The model's fitted numbers are the
+entries marked ``[fitted]`` in sim/machines/h200.toml (the bench prints them first; a test checks this
+list against the toml), each fitted on data outside the held-out third:
+
+* ``launch_overhead``: the small launches of the 22 calibration kernels (ncu_metrics), median residual;
+* ``global_dram`` and ``dram_queue_latency``: the ten calibration kernels whose DRAM time is over a tenth
+  of their SM time (perf launches, ncu_metrics; bench/fit_dram_latency.py);
+* ``carveout_headroom``: ncu_deep's shared-memory occupancy limit of the 28 calibration launches with
+  shared memory (bench/fit_carveout.py);
+* ``l2_reuse_full``, ``l2_reuse_none``, ``l2_write_line_cycles``, ``l2_write_sector_cycles``: the
+  project's L2 microbenchmarks measured on the H200 (examples/h200/l2_sweep), no corpus kernel.
+
+Other numbers are from ../shared/facts/h200.md, derived from ncu data, or marked ``[assumed]``.
 """
 
 from __future__ import annotations
@@ -84,6 +94,20 @@ def spearman(a, b) -> float:
     return 1 - 6 * d / (n * (n * n - 1))
 
 
+def fitted_constants(machine: str = "h200") -> list[tuple[str, float, str]]:
+    """(dotted name, value, source) of every number of sim/machines/MACHINE.toml marked ``[fitted]``."""
+    from sim import machines
+
+    def walk(tab, path=()):
+        for k, v in tab.items():
+            if isinstance(v, dict) and "value" in v:
+                if "[fitted]" in str(v.get("source", "")):
+                    yield ".".join(path + (k,)), v["value"], v["source"]
+            elif isinstance(v, dict):
+                yield from walk(v, path + (k,))
+    return list(walk(machines.load(machine)[1]))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("kernels", nargs="*")
@@ -101,6 +125,9 @@ def main(argv=None) -> int:
         return next((x["metrics"] for x in table if x["kernel"] == kernel and x["which"] == which
                      and list(x["grid"]) == list(grid)), None)
 
+    fit = fitted_constants()
+    print(f"fitted constants of sim/machines/h200.toml ({len(fit)}, none per kernel, none on the held-out third): "
+          + ", ".join(f"{n.split('.')[-1]} = {v:g}" for n, v, _ in fit))
     rows = []
     whiches = ("launch", "perf_launch") if a.small else ("perf_launch",)
     print(f"{'kernel':30s} {'launch':6s} {'set':4s} {'predicted':>11s} {'measured':>11s} {'error':>7s}  "

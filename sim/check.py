@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from isa.errors import InputError
+from sim.arrays import percentile
 from sim.numerics.codec import ulp_distance
 
 #: default (rtol, atol) per output format
@@ -281,7 +282,7 @@ def check(got, ref, dtype: str | None = None, *, rtol: float | None = None,
     hist.append(("NaN", int((ulps < 0).sum())))
 
     with np.errstate(invalid="ignore"):
-        p99 = float(np.percentile(rel, 99, method="lower" if np.isinf(rel).any() else "linear")) if n else 0.0
+        p99 = percentile(rel, 99, method="lower" if np.isinf(rel).any() else "linear") if n else 0.0
     order = np.argsort(-score, kind="stable")[:worst] if n else []
     worst_list = tuple(
         Worst(tuple(int(i) for i in np.unravel_index(int(k), shape)) if shape else (),

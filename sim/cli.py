@@ -79,7 +79,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--max-steps", type=int, metavar="N",
                    help="stop a run after N steps (PTX: one instruction for the threads of a batch of CTAs on one "
                         "path, default 5,000,000 per batch; Ascend-like: instructions per core, default "
-                        "200,000,000); where each warp or core loops is reported and results kept")
+                        "20,000,000); where each warp or core loops is reported and results kept")
     p.add_argument("--timing", metavar="MODEL", help="also predict the launch's time on a timing model (h200)")
     p.add_argument("--sample", choices=("auto", "all"), default="auto",
                    help="with --timing: simulate a deterministic sample of a big launch's CTAs (auto) or all")
@@ -222,7 +222,10 @@ def run_ptx(args) -> int:
 
         try:
             write_chrome_trace(args.trace, slices, load_params(timing.lower()).hz,
-                               meta={"kernel": fn.name, "cycles": tm["cycles"], "label": "modelled"})
+                               meta={"kernel": fn.name, "cycles": tm["cycles"], "label": "modelled",
+                                     # the SM whose replay is traced: the slowest, which sets the time
+                                     "traced_sm": tm.get("slowest_sm", 0),
+                                     "traced": f"SM {tm.get('slowest_sm', 0)}, the SM that sets the kernel's time"})
         except OSError as exc:
             raise InputError(f"cannot write {args.trace}: {exc.strerror or exc}", Span(args.trace)) from None
 
@@ -364,6 +367,7 @@ def _render_text(path, fn, spec, module, stats, seconds, problems, report, heat,
     if stats.get("memory_model") == "relaxed":
         lines.append(f"  memory model: relaxed, seed {stats.get('memory_seed')} (rerun with --memory-model relaxed "
                      f"--seed {stats.get('memory_seed')} to reproduce)")
+    lines.append(f"  counts (exact: counted by the functional simulator, {'the CTAs run' if partial else 'whole launch'}):")
     for key in ("warp_instructions", "thread_instructions", "shared_load_wavefronts",
                 "shared_store_wavefronts", "global_load_sectors", "global_store_sectors", "global_atomic_sectors"):
         if key in stats:
@@ -383,7 +387,8 @@ def _render_text(path, fn, spec, module, stats, seconds, problems, report, heat,
         lines.append(f"  work per launch (measured: the counts of this run): FLOPs {work['flops']:,}"
                      + (f" ({dt})" if dt else "") + f", int ops {work['int_ops']:,}, global bytes "
                      f"{work['global_bytes']:,}, intensity {inten}"
-                     + (f", {work['bound']}-bound on {work['machine']} (roofline)" if work.get("bound") else ""))
+                     + (f", {work['bound']}-bound on {work['machine']} (roofline, modelled: global bytes taken as "
+                        "DRAM bytes; --timing h200 models the caches)" if work.get("bound") else ""))
     if problems:
         lines.append(f"undefined behaviour: {len(problems)} problem(s)")
         lines += ["  " + str(p) for p in problems]

@@ -37,7 +37,14 @@ PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
 _S = PIPE_INDEX["S"]
 # hazard-tracking granularity in bytes: fractal-sized for the cube buffers, one block for UB
 GRAINS = {"l1": 512, "l0a": 512, "l0b": 512, "l0c": 512, "ub": 32, "fb": 64}
-MAX_STEPS = 200_000_000
+#: instructions one core may run before it is stopped as looping (``--max-steps`` changes it). The
+#: bundled and generated kernels need at most 73,914 per core (a 4096^3 GEMM on 24 cores; 27,632 for
+#: 1024^3 on one core), so this is over 250x any of them; a spinning scalar loop reaches it in about
+#: 6 s of CPU (about 3.5 M instructions/s), as PTX's default (5 M steps per CTA batch) stops one in
+#: about 8 s. It was 200 M (about 60 s of CPU)
+MAX_STEPS = 20_000_000
+#: instructions between two looks at the clock for the progress line
+TICK_STEPS = 1 << 18
 
 
 class Blocked(Exception):
@@ -280,8 +287,7 @@ class Core:
             if launch.functional else {}
         self.sizes = {name: b.size for name, b in m.buffers.items()}
         self.aligns = {name: b.align for name, b in m.buffers.items()}
-        self.regs: dict[str, object] = {"block_idx": core_id, "block_num": launch.blocks, "subblock_idx": sub}
-        self.regs.update(launch.scalars)
+        self.regs: dict[str, object] = launch.initial_registers(core_id, sub)
         self.mask_mode = "norm"
         self.mask = (-1, -1)
         self.quant_pre = 0
@@ -404,6 +410,11 @@ class LaunchResult:
     core_types: list[str] | None = None     # per core (events index): 'cube' | 'vector'
     core_kernels: list[str] | None = None   # per core: the kernel (code segment) it ran
     vector_blocks: int = 0                  # vector cores of a mix launch
+    #: per kernel (code segment) run: how often each instruction index was executed (issued, a
+    #: guarded one whose predicate is false included), summed over its cores -- measured
+    pc_counts: dict[str, list[int]] = field(default_factory=dict)
+    #: per kernel: how often each branch (``bra``, ``ret``) jumped, summed over its cores
+    taken_counts: dict[str, list[int]] = field(default_factory=dict)
 
     def core_label(self, i: int) -> str:
         kind = self.core_types[i] if self.core_types else self.core_type
@@ -414,8 +425,10 @@ class LaunchResult:
 class Launch:
     def __init__(self, module: ir.Module, kernel: ir.Function, machine: AscendModel, inputs: dict, blocks: int,
                  functional: bool, gm: "GlobalMemory | None" = None, xcore: "CrossCore | None" = None,
-                 gid_base: int = 0, mix: bool = False, max_steps: int | None = None):
+                 gid_base: int = 0, mix: bool = False, max_steps: int | None = None, progress=None):
         self.module = module
+        self.progress = progress      # callable(instructions, core name, cores): about every 2 s of a long run
+        self._shown = None            # when the progress line was last shown (monotonic seconds)
         self.kernel = kernel
         self.max_steps = MAX_STEPS if max_steps is None else int(max_steps)   # per core
         self.machine = machine
@@ -449,6 +462,16 @@ class Launch:
         for i, p in enumerate(q for q in kernel.params if q.space == "gm"):
             self.scalars[p.name] = self.gm.lo[i]
         self.code = [compile_instruction(ins, i, self) for i, ins in enumerate(self.instrs)]
+        self.pc_counts = [0] * len(self.instrs)      # executions per instruction, all cores (measured)
+        self.taken_counts = [0] * len(self.instrs)   # jumps per branch, all cores
+
+    def initial_registers(self, core_id: int, sub: int = 0) -> dict[str, object]:
+        """The scalar registers a core starts with: ``block_idx``, ``block_num``, ``subblock_idx``,
+        the scalar parameters and the GM parameters' addresses (also what
+        :mod:`sim.ascend.scalar` steps from)."""
+        regs: dict[str, object] = {"block_idx": core_id, "block_num": self.blocks, "subblock_idx": sub}
+        regs.update(self.scalars)
+        return regs
 
     def source_line(self, line: int) -> str | None:
         return self.module.source_line(line)
@@ -480,6 +503,16 @@ class Launch:
         self.report(core, pc, msg, stopped=True,
                     notes=["this core stopped here; results written before it are kept"]
                     + (["a kernel that needs more steps: kernlens run --max-steps N"] if why is None else []))
+
+    def _tick(self, core: Core, steps: int) -> None:
+        import time
+
+        now = time.monotonic()
+        if self._shown is None:
+            self._shown = now                 # the first look: runs shorter than 2 s show nothing
+        elif now - self._shown >= 2.0:
+            self._shown = now
+            self.progress(steps, self.core_name(core.gid), self.blocks)
 
     def report(self, core: Core, idx: int, message: str, *, stopped: bool, notes=None) -> None:
         key = (idx, message)
@@ -515,7 +548,8 @@ class Launch:
             for name in self.gm.names:
                 outputs[name.lstrip("%")] = self.gm.array(name)
         return LaunchResult(self.kernel.name, self.core_type, self.blocks, [c.events for c in cores], self.gm,
-                            self.reports, executed, outputs)
+                            self.reports, executed, outputs, pc_counts={self.kernel.name: self.pc_counts},
+                            taken_counts={self.kernel.name: self.taken_counts})
 
     def run_core(self, core: Core) -> str:
         """Run ``core`` from its pc until it ends (``'done'``) or waits for a cross-core flag (``'blocked'``)."""
@@ -524,20 +558,32 @@ class Launch:
         pc = core.pc
         steps = core.steps
         limit = self.max_steps
+        # the step count is compared with one bound: the limit, or the next look at the clock (progress)
+        check = min(limit, steps + TICK_STEPS) if self.progress is not None else limit
+        counts, taken = self.pc_counts, self.taken_counts
         try:
             while pc < n:
                 steps += 1
-                if steps > limit:
-                    steps -= 1
-                    self._stop_looping(core, pc, steps)
-                    break
+                if steps > check:
+                    if steps > limit:
+                        steps -= 1
+                        self._stop_looping(core, pc, steps)
+                        break
+                    self._tick(core, steps)
+                    check = min(limit, steps + TICK_STEPS)
+                counts[pc] += 1
                 nxt = code[pc](core)
-                pc = pc + 1 if nxt is None else nxt
+                if nxt is None:
+                    pc += 1
+                else:
+                    taken[pc] += 1
+                    pc = nxt
         except KeyboardInterrupt:     # Ctrl-C: say where this core was, keep the results, run no more cores
             steps -= 1
             self.interrupted = True
             self._stop_looping(core, pc, steps, why="Ctrl-C")
         except Blocked:
+            counts[pc] -= 1               # it runs again when the flag comes
             core.pc, core.steps = pc, steps - 1
             return "blocked"
         except UndefinedBehaviour as ub:
@@ -983,7 +1029,8 @@ def _compile_sync(ins, idx, launch, gets):
 
 
 def launch_kernel(module: ir.Module, machine: AscendModel, *, kernel: str | None = None, inputs: dict | None = None,
-                  cores: int | None = None, functional: bool = True, max_steps: int | None = None) -> LaunchResult:
+                  cores: int | None = None, functional: bool = True, max_steps: int | None = None,
+                  progress=None) -> LaunchResult:
     """Run ``kernel`` (default: the only kernel) on as many cores as its type has (or ``cores``)."""
     kernels = module.kernels
     if not kernels:
@@ -995,7 +1042,8 @@ def launch_kernel(module: ir.Module, machine: AscendModel, *, kernel: str | None
         if kernel in (pair[0].name, pair[1].name):   # a code segment of a mix kernel runs as the whole mix
             kernel = mname
     if kernel in mixes:
-        return _launch_mix(module, machine, kernel, mixes[kernel], inputs or {}, cores, functional, max_steps)
+        return _launch_mix(module, machine, kernel, mixes[kernel], inputs or {}, cores, functional, max_steps,
+                           progress)
     if kernel is None:
         if len(kernels) > 1:
             raise InputError(f"the file has {len(kernels)} kernels; choose one with --kernel",
@@ -1009,10 +1057,10 @@ def launch_kernel(module: ir.Module, machine: AscendModel, *, kernel: str | None
         if cores < 1:
             raise InputError(f"--cores must be at least 1, got {cores}")
         n = min(n, cores)
-    return Launch(module, k, machine, inputs or {}, n, functional, max_steps=max_steps).run()
+    return Launch(module, k, machine, inputs or {}, n, functional, max_steps=max_steps, progress=progress).run()
 
 
-def _launch_mix(module, machine, name, pair, inputs, cores, functional, max_steps=None) -> LaunchResult:
+def _launch_mix(module, machine, name, pair, inputs, cores, functional, max_steps=None, progress=None) -> LaunchResult:
     """AIC:AIV = 1:2 [ASC-ARCH]: ``n`` cube cores (all, or ``cores``) and ``2n`` vector cores, one GM."""
     fa, fv = pair
     n = machine.cube_cores
@@ -1021,9 +1069,10 @@ def _launch_mix(module, machine, name, pair, inputs, cores, functional, max_step
             raise InputError(f"--cores must be at least 1, got {cores}")
         n = min(n, cores)
     xcore = CrossCore()
-    aic = Launch(module, fa, machine, inputs, n, functional, xcore=xcore, gid_base=0, mix=True, max_steps=max_steps)
+    aic = Launch(module, fa, machine, inputs, n, functional, xcore=xcore, gid_base=0, mix=True, max_steps=max_steps,
+                 progress=progress)
     aiv = Launch(module, fv, machine, inputs, 2 * n, functional, gm=aic.gm, xcore=xcore, gid_base=n, mix=True,
-                 max_steps=max_steps)
+                 max_steps=max_steps, progress=progress)
     if functional:
         aic.gm.track()
     all_cores = aic.make_cores() + aiv.make_cores()
@@ -1034,4 +1083,6 @@ def _launch_mix(module, machine, name, pair, inputs, cores, functional, max_step
             outputs[pname.lstrip("%")] = aic.gm.array(pname)
     return LaunchResult(name, "mix", n, [c.events for c in all_cores], aic.gm, aic.reports + aiv.reports, executed,
                         outputs, core_types=[c.kind for c in all_cores],
-                        core_kernels=[c.launch.kernel.name for c in all_cores], vector_blocks=2 * n)
+                        core_kernels=[c.launch.kernel.name for c in all_cores], vector_blocks=2 * n,
+                        pc_counts={fa.name: aic.pc_counts, fv.name: aiv.pc_counts},
+                        taken_counts={fa.name: aic.taken_counts, fv.name: aiv.taken_counts})

@@ -32,9 +32,9 @@ class RunResult:
 
 def run_module(module: ir.Module, machine: AscendModel, *, kernel: str | None = None, inputs: dict | None = None,
                cores: int | None = None, functional: bool = True, trace: bool = False,
-               max_steps: int | None = None) -> RunResult:
+               max_steps: int | None = None, progress=None) -> RunResult:
     launch = launch_kernel(module, machine, kernel=kernel, inputs=inputs, cores=cores, functional=functional,
-                           max_steps=max_steps)
+                           max_steps=max_steps, progress=progress)
     total = gm_traffic(launch.events)
     timing = simulate(launch.events, machine, gm_bytes=total, gm_unique=launch.gm.footprint(), trace=trace,
                       core_types=launch.core_types)

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim.arrays import distinct
+
 WARP = 32
 
 
@@ -126,11 +128,11 @@ class Mbarriers:
         np.subtract.at(self.pending, s, count)
         if drop:
             np.subtract.at(self.expected, s, count)
-        self.settle(np.unique(s))
+        self.settle(distinct(s))
 
     def add_tx(self, s: np.ndarray, n) -> None:
         np.add.at(self.tx, s, np.broadcast_to(np.asarray(n, np.int64), s.shape))
-        self.settle(np.unique(s))
+        self.settle(distinct(s))
 
     def settle(self, s: np.ndarray) -> None:
         """Phases whose pending arrivals and tx-count reached zero complete."""
@@ -177,7 +179,7 @@ class Async:
         against those after a wait that observes it: a new shared-race epoch for those CTAs."""
         M = self.M
         if M.tags is not None:
-            ctas = np.unique(np.array([self.mbar.flat[int(s)] for s in slots]) // M.shared.stride)
+            ctas = distinct(np.array([self.mbar.flat[int(s)] for s in slots]) // M.shared.stride)
             M.barrier_epoch(ctas)
 
     # ------------------------------------------------------------------ events
@@ -199,7 +201,7 @@ class Async:
             if op.seq is not None:
                 seq = op.seq if sel is None else op.seq[sel]
             if self.at is not None and len(self.at):
-                w = np.unique(self.at // WARP)
+                w = distinct(self.at // WARP)
                 at_w = self._gw(w * WARP)
                 at_s = M.warp_seq[w].copy()
                 at_c = M.cta_linear[w * WARP].astype(np.int64)
@@ -292,12 +294,12 @@ class Async:
         targets = [l for l in M.listeners if hasattr(l, "on_async")]
         if not targets or not self.mbar.phase_src:
             return
-        for slot in np.unique(slots).tolist():
+        for slot in distinct(slots).tolist():
             src = self.mbar.phase_src.get((slot, int(self.mbar.phase[slot])))
             if not src:
                 continue
             ln = lanes[slots == slot]
-            w = np.unique(ln // WARP)
+            w = distinct(ln // WARP)
             ws, qs = zip(*sorted(src))
             ev = AsyncEvent("observe", "mbarrier", pc, pc, M.steps, M.cta_linear[ln[:1]].astype(np.int64),
                             M.local[ln[:1]].astype(np.int64), 0, -1, np.array(ws, np.int64), np.array(qs, np.int64),
@@ -479,7 +481,7 @@ class Async:
         """``fence.proxy.async``: generic writes of these threads' CTAs become visible to the async proxy."""
         M = self.M
         st = M.shared.stride
-        for c in np.unique(M.cta_local[lanes]):
+        for c in distinct(M.cta_local[lanes]):
             self.dirty[c * st:(c + 1) * st] = False
 
 

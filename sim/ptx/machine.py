@@ -21,6 +21,7 @@ import numpy as np
 
 from isa import ir
 from isa.errors import SimulationError, Span
+from sim.arrays import distinct
 
 from .dtypes import BOOL, SINT, UINT, compute_dtype, is_signed, storage_dtype
 from .memory import (GLOBAL_BASE, WINDOW_SIZE, WINDOWS, GlobalMemory, Region, gather, mark_written, scatter,
@@ -1171,7 +1172,7 @@ class LaunchState:
         if only is None:
             groups = [np.arange(s, min(s + self.batch, hi), dtype=np.int64) for s in range(lo, hi, self.batch)]
         else:
-            ids = np.unique(np.asarray(list(only), np.int64))
+            ids = distinct(np.asarray(list(only), np.int64))
             ids = ids[(ids >= lo) & (ids < hi)]
             groups = [ids[i:i + self.batch] for i in range(0, len(ids), self.batch)]
         self.batches = len(groups)
@@ -1399,7 +1400,7 @@ class LaunchState:
         self.spin_reset()
         lane = int(np.flatnonzero(top.mask)[0])
         ins = self.instructions[pc]
-        ctas = np.unique(self.cta_local[top.mask])
+        ctas = distinct(self.cta_local[top.mask])
         text = self.where_looping(pc, lane, top.threads)
         later = " or a CTA that runs after it" if self.ncta > self.batch else ""
         for c in ctas[:8]:

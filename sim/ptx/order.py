@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim.arrays import distinct
 from .memory import GLOBAL_BASE
 
 SHADOW_LIMIT = 1 << 27          # global bytes above which the race detector is off (shadow memory)
@@ -83,8 +84,8 @@ class Order:
             self.r_bar = np.zeros(size, np.int32)
             self.r_rel = np.zeros(size, np.int32)
             self.r_pc = np.zeros(size, np.int32)
-        self.rng = np.random.default_rng(self.seed)
-        self.hoist_rng = np.random.default_rng([self.seed, 1])     # hoisting draws apart from the read lags
+        self._rng = self._hoist_rng = None  # made on first draw (rng, hoist_rng): a launch that never
+                                            # draws does not import numpy.random (~12 ms CPU)
         self.hoist_pending: set[int] = set()
         self.late = False                   # the load being read is a hoisted pair's: performed late
         self.log: list[tuple] = []          # (lo, hi, old bytes, writer observer, writer cta, time, entry id)
@@ -121,7 +122,7 @@ class Order:
     def fence(self, pc: int, lanes: np.ndarray) -> None:
         o = self.sem[pc]
         M = self.M
-        ctas = np.unique(M.cta_linear[lanes])
+        ctas = distinct(M.cta_linear[lanes])
         if o.beyond_cta:
             if o.release:
                 self.rel[ctas] += 1
@@ -137,7 +138,7 @@ class Order:
             if o.release:
                 self.cta_fenced.update(who)
         if self.relaxed:
-            for w in np.unique(self.observer(lanes)).tolist():
+            for w in distinct(self.observer(lanes)).tolist():
                 self._drain(w, int(w) // M.warps_per_cta, cta_scope=not o.beyond_cta)
 
     def fence_op(self, pc: int, canon: str, ms):
@@ -154,7 +155,7 @@ class Order:
         o = self.sem[pc]
         ctas = M.cta_linear[lanes].astype(np.int64)
         if o.strong and kind != "load" and o.release and o.beyond_cta:
-            self.rel[np.unique(ctas)] += 1
+            self.rel[distinct(ctas)] += 1
         flat0 = (addr.astype(np.int64) - GLOBAL_BASE)
         if o.strong and o.beyond_cta and kind == "atomic":
             self._rmw_chain(flat0, ctas, o.acquire)       # in thread order, as the atomics apply
@@ -279,7 +280,7 @@ class Order:
         cross = np.flatnonzero(~same)
         if len(cross):
             known = np.zeros(len(cross), np.int32)
-            for c in np.unique(cur[cross]).tolist():
+            for c in distinct(cur[cross]).tolist():
                 r = self.vc.get(c)
                 if r is None:
                     continue
@@ -338,6 +339,20 @@ class Order:
         x ^= x >> np.uint64(29)
         span = np.where((x >> np.uint64(40)) & np.uint64(1), np.uint64(DELAY[1]), np.uint64(DELAY[0]))
         return (x % span).astype(np.int64)
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The read lags' draws, from the seed since the last :meth:`reset`."""
+        if self._rng is None:
+            self._rng = np.random.default_rng(self.seed)
+        return self._rng
+
+    @property
+    def hoist_rng(self) -> np.random.Generator:
+        """The hoisting draws, apart from the read lags."""
+        if self._hoist_rng is None:
+            self._hoist_rng = np.random.default_rng([self.seed, 1])
+        return self._hoist_rng
 
     def _lag(self) -> int:
         return int(self.rng.integers(0, DELAY[int(self.rng.integers(0, 2))]))

@@ -243,6 +243,9 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
 
         # operations by kind of peak over the launch: exact counts of the CTAs run, scaled when sampled
         tm["work"] = work_by_kind(M.infos, M.pc_threads, M.ncta / tm["simulated_ctas"] if sampled else 1.0)
+        from sim.timing.labels import field_labels
+
+        tm["labels"] = field_labels(tm, shared_limits="shared" in occ.limiters)   # exact / measured / modelled per field
         M._set_listeners(listeners)
         return RunResult(fn.name, stats, list(M.problems.items), tm, sampled, not sampled)
     return RunResult(fn.name, stats, list(M.problems.items))

@@ -171,7 +171,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     if foot > l2_bytes:
         h2 *= l2_bytes / foot
     shared_alloc = getattr(occ, "carveout_bytes", 0) or 0
-    l1_lines = int(max(H["l1_bytes"] - shared_alloc, 16384) // H["l1_line"])
+    l1_lines = int(max(H["l1_bytes"] - shared_alloc, H["l1_min_bytes"]) // H["l1_line"])
 
     # each warp's stream in ptxas's order of every basic block (sim/timing/schedule.py)
     orders = block_orders(state, facts, P.lat["global_l2"], streams.merged)
@@ -203,10 +203,20 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     log = getattr(streams, "async_log", None)          # where the functional semantics completed async work
     waits = log.by_warp(replay_index) if log is not None else None
 
+    # same-address atomics serialise at the address's L2 slice, whichever SM sends them: the hottest
+    # address's operations one after the other (scaled from the sample when several sampled CTAs
+    # share the address)
+    h = max(streams.atomic_counts.values(), key=lambda v: v[0], default=None)
+    hot = 0.0 if h is None else h[0] * (f if sampled and h[2] else 1.0)
+    atomic_cycles = hot * P.lat["atomic_same_address"]
+    hot_pcs = frozenset(h[3]) if h is not None and len(h) > 3 else frozenset()
+    aw = [0.0]                  # the queueing each of those atomics sees at the slice (below)
+
     def one(i, dram_latency, traced=False):
         # lists[i] is what SM i runs (every SM's list, one CTA per SM, or SM 0's sample)
         sm = SM(facts, P, ctas_per_sm=k, warps_per_cta=wpc, l1_lines=l1_lines, l2_hit=h2s[0], dram_bpc=dram_bpc,
-                l2_bpc=l2_bpc, trace=traced, leaders=leaders, dram_latency=dram_latency, sm_index=i)
+                l2_bpc=l2_bpc, trace=traced, leaders=leaders, dram_latency=dram_latency, sm_index=i,
+                hot_atomics=hot_pcs, atomic_wait=aw[0])
         return sm.run(per_sm[i], ids=list(lists[i]) if waits is not None else None, waits=waits)
 
     def replay(dram_latency):
@@ -219,11 +229,12 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     # close to linear in the latency, so two replays (at L0 and at L(rho(L0))) give its line, the
     # fixed point L = L(rho(L)) on that line is found by bisection and replayed: three replays,
     # only when the DRAM time is over a tenth of the SM time
+    R = {k: v["value"] for k, v in raw["replay"].items()}         # when to replay again (h200.toml [replay])
     L0, q = P.lat["global_dram"], H.get("dram_queue_latency", 0.0)
     dram_min = (rd + wr) * 32 / (H["dram_bw"] / P.hz)
 
     def loaded(t):
-        rho = min(0.95, dram_min / t) if t > 0 else 0.95
+        rho = min(R["dram_max_utilisation"], dram_min / t) if t > 0 else R["dram_max_utilisation"]
         return L0 + q * rho / (1.0 - rho)
 
     dram_latency = L0
@@ -236,10 +247,10 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
         h2_loads = max(0.0, 1.0 - rd / ll)
         if foot > l2_bytes:
             h2_loads *= l2_bytes / foot
-        if abs(h2_loads - h2) > 0.05:
+        if abs(h2_loads - h2) > R["l2_hit_replay_points"]:
             h2s[0] = h2_loads
             runs, slow, sm_cycles = replay(L0)
-    if q > 0 and sm_cycles > 0 and dram_min > 0.1 * sm_cycles:
+    if q > 0 and sm_cycles > 0 and dram_min > R["dram_replay_share"] * sm_cycles:
         lb = loaded(sm_cycles)
         rb = replay(lb)
         slope = (rb[2] - sm_cycles) / (lb - L0) if lb > L0 else 0.0
@@ -252,6 +263,21 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
                 hi = mid
         dram_latency = 0.5 * (lo + hi)
         runs, slow, sm_cycles = replay(dram_latency)
+    # When the hottest address's atomics take longer one after the other than the SMs' replay, every
+    # SM's atomics to it wait in the slice's queue: each waits the delay ``w`` at which the replayed SM
+    # time reaches the serial time (the SMs keep their CTAs in flight while they wait: Little's law).
+    # Only warps that wait for such an atomic (its result, or an .acquire) are slowed; the SM time
+    # is close to linear in ``w``: one replay at the gap gives the slope, one more at the solution
+    if h is not None and h[2] and atomic_cycles > sm_cycles > 0:
+        gap = atomic_cycles - sm_cycles
+        aw[0] = gap
+        rb = replay(dram_latency)
+        slope = (rb[2] - sm_cycles) / gap
+        if slope > 0.01:
+            aw[0] = gap / slope
+            runs, slow, sm_cycles = replay(dram_latency)
+        else:
+            aw[0] = 0.0
     # the trace: the slowest SM (the one that sets the time) replayed once more, recording slices
     # (the replay is deterministic: its figures are those of ``slow``)
     slices = one(runs.index(slow), dram_latency, traced=True).slices if trace else None
@@ -307,6 +333,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
         "cycles": cycles, "seconds": cycles / P.hz,
         "sm_cycles": sm_cycles, "dram_cycles": dram_cycles, "l2_cycles": l2_cycles, "launch_overhead": over, "atomic_cycles": atomic_cycles,
         "dram_latency": dram_latency,
+        "atomic_wait": aw[0],          # queueing of each atomic to the hottest address at its slice
         "ipc": (issued / sms if ncta >= sms else issued / active) / body if body else 0.0,
         "issued_warp_instructions": issued,
         "occupancy": {"theoretical": occ.theoretical, "achieved": achieved, "limiter": occ.limiter,
@@ -327,6 +354,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
                    "shared_wavefronts": streams.shared_wavefronts * f},
         "bound": bound,
         "sampled": sampled, "simulated_ctas": len(sim_ctas), "ctas": ncta,
+        "slowest_sm": runs.index(slow),          # the SM that sets the time (lists[i] is SM i's), the one traced
         "model_seconds": time.perf_counter() - t0,
         **({"_slices": slices} if trace else {}),
     }

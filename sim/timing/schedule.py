@@ -43,12 +43,13 @@ import heapq
 
 import numpy as np
 
-MAX_INFLIGHT_LOADS = 16
-MAX_BLOCK = 4000
-MAX_IF_BODY = 8       # [assumed, conservative] the longest if body predicated here. Measured with the local ptxas (sm_90) on test_if_conversion's kernel with one
-# ``@p bra L; body; L:``: bodies of n ld.global.nc + st.shared pairs were predicated (no BRA before
-# EXIT) up to 20 PTX instructions and kept their BRA at 24; bodies of one load + n FFMAs were
-# predicated up to 17 and kept their BRA at 25. Raising this to 20 is untested on the corpus.
+from sim import machines
+
+# sim/machines/h200.toml [schedule], each with its source ([assumed]: ptxas's choices are not published; max_if_body measured)
+_SCHED = machines.load("h200")[1]["schedule"]
+MAX_INFLIGHT_LOADS = int(_SCHED["max_inflight_loads"]["value"])     # 16
+MAX_BLOCK = int(_SCHED["max_block"]["value"])                       # 4000: scheduling cost, not hardware
+MAX_IF_BODY = int(_SCHED["max_if_body"]["value"])                   # 8: measured with ptxas (bench/ptxas_ifconv.py)
 
 _SPACES = ("global", "shared", "local", "param", "const")
 _LOADS = {"ld", "ldu", "ldmatrix"}

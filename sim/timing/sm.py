@@ -98,16 +98,25 @@ class OpFacts:
     line: int = 0
     l1_bypass: bool = False     # .cg loads and cp.async.cg: cached in L2 only (PTX ISA 9.7.9.1), no L1 lookup
     smem_wf: float = 0.0        # wgmma: shared-memory wavefronts (128 B) its operands take, per warp
+    acquire: bool = False       # an ``.acquire``/``.acq_rel`` load or atomic: what follows waits for it
 
 
-def _releases(ins) -> bool:
-    """A ``.release``/``.acq_rel`` store or atomic: it drains the store buffers as a fence does, in the
-    functional relaxed memory (:mod:`sim.ptx.order`) and here (the same ordering table)."""
+def _orders(ins) -> tuple[bool, bool]:
+    """(release, acquire) of a memory instruction, from the ordering table the functional relaxed
+    memory (:mod:`sim.ptx.order`) uses: a ``.release``/``.acq_rel`` store or atomic drains the store
+    buffers as a fence does; an ``.acquire``/``.acq_rel`` load or atomic orders every later access
+    after it, so the warp's next instruction waits for its completion (the acquire's wait)."""
     from isa.ptx.memorder import ordering
     from isa.ptx.opcodes import split
 
     c, mods = split(ins)
-    return ordering(c, mods).release
+    o = ordering(c, mods)
+    return o.release, o.acquire
+
+
+def _releases(ins) -> bool:
+    """A ``.release``/``.acq_rel`` store or atomic (:func:`_orders`)."""
+    return _orders(ins)[0]
 
 
 def op_facts(state, P: H200Params) -> list[OpFacts]:
@@ -176,10 +185,13 @@ def op_facts(state, P: H200Params) -> list[OpFacts]:
             elif fam == "wgmma.wait_group":
                 special = "wg_wait"
                 arg = float(ins.operands[0].value) if ins.operands and hasattr(ins.operands[0], "value") else 0.0
-        if special is None and fam in ("st", "atom", "red") and _releases(ins):
+        rel = acq = False
+        if fam in ("st", "atom", "red", "ld"):
+            rel, acq = _orders(ins)
+        if special is None and fam in ("st", "atom", "red") and rel:
             special = "membar"          # ptxas puts a MEMBAR before a release store or atomic (as for fences)
         out.append(OpFacts(ins.full_opcode, pipe, float(lat), cause, rd, wr, special, arg, ins.span.line,
-                           "cg" in ins.modifiers, smem_wf))
+                           "cg" in ins.modifiers, smem_wf, acq and fam in ("ld", "atom")))
     return out
 
 
@@ -286,7 +298,8 @@ class SM:
 
     def __init__(self, facts: list[OpFacts], P: H200Params, *, ctas_per_sm: int, warps_per_cta: int,
                  l1_lines: int, l2_hit: float, dram_bpc: float, l2_bpc: float, trace: bool = False,
-                 leaders=frozenset(), dram_latency: float | None = None, sm_index: int = 0):
+                 leaders=frozenset(), dram_latency: float | None = None, sm_index: int = 0,
+                 hot_atomics=frozenset(), atomic_wait: float = 0.0):
         self.f, self.P, self.k, self.wpc = facts, P, max(1, ctas_per_sm), warps_per_cta
         pp = P.pipes
         self.sub = [{n: Unit(n, pp[n]) for n in ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma_sync")}
@@ -334,6 +347,9 @@ class SM:
         self.l2_work = 0.0
         self.stalls = Stalls()
         self.leaders = leaders      # pcs of loads ptxas merges into vector loads (sim.timing.vectorize)
+        # same-address atomics from the whole chip queue at their L2 slice: ``atomic_wait`` cycles more
+        # for the atomics (pcs ``hot_atomics``) to the launch's hottest address (sim.timing.h200.predict)
+        self.hot_atomics, self.atomic_wait = hot_atomics, atomic_wait
         self.dram_latency = P.lat["global_dram"] if dram_latency is None else dram_latency   # loaded latency
 
     def _l1(self, lines) -> tuple[int, int]:
@@ -377,6 +393,7 @@ class SM:
         l2_lat, dram_lat = L["global_l2"], self.dram_latency
         miss_extra = (1.0 - self.l2_hit) * (dram_lat - l2_lat)
         lds, conflict = L["lds"], L["lds_per_conflict_way"]
+        hot_atomics = self.hot_atomics
         st = self.stalls
         cyc: dict = {}                      # stall cycles per cause, summed here, given to st at the end
 
@@ -671,8 +688,9 @@ class SM:
                             sa = self.atom.reserve(s2, max(1, extra))
                             sq.admit(t, sa)
                             if op.writes:
-                                done, cause = max(done, sa + l2_lat + L["atomic_same_address"] * max(0, extra - 1)), \
-                                    "long_scoreboard"
+                                w_ = self.atomic_wait if pc in hot_atomics else 0.0
+                                done, cause = max(done, sa + l2_lat + L["atomic_same_address"] * max(0, extra - 1)
+                                                  + w_), "long_scoreboard"
                     else:
                         done = max(done, t + L["global_l1"])
                 if not free:
@@ -713,6 +731,8 @@ class SM:
                     d = sq.drained_at(t)
                     if d > after:
                         after, after_cause = d, "membar"
+            if op.acquire and done > after:
+                after, after_cause = done, "long_scoreboard"
             if use_log:
                 deps = waits.get(gw_of[g])
                 deps = deps.get(ip[g]) if deps else None

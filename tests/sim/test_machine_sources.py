@@ -15,7 +15,7 @@ from sim import machines
 from tests.conftest import EXAMPLES, SHARED
 
 MARKS = ("[assumed]", "[derived]", "[fitted]")
-CITES = ("h200.md", "ncu_deep", "ncu_metrics", "examples/h200/", "issue #10")
+CITES = ("h200.md", "ncu_deep", "ncu_metrics", "examples/h200/", "issue #10", "bench/ptxas_ifconv.py")
 
 
 def _numbers(tab: dict, path=()):
@@ -87,3 +87,42 @@ def test_the_timing_model_reads_the_l2_size_and_warp_limit_from_the_model():
 
     text = inspect.getsource(h200)
     assert "62914560" not in text and "/ 64.0" not in text
+    # the L1 floor and the replay thresholds come from [hierarchy] / [replay] (they were 16384, 0.05, 0.1, 0.95)
+    code = "\n".join(ln.split("#")[0] for ln in text.splitlines())
+    assert not any(c in code for c in ("16384", "0.05", "0.1 *", "0.95")), "a number of h200.toml back in the code"
+
+
+def test_the_schedule_constants_come_from_the_model():
+    """MAX_INFLIGHT_LOADS, MAX_IF_BODY and MAX_BLOCK were code constants without a toml source."""
+    import inspect
+
+    from sim.timing import schedule
+
+    raw = machines.load("h200")[1]
+    sched = {k: v["value"] for k, v in raw["schedule"].items()}
+    assert (schedule.MAX_INFLIGHT_LOADS, schedule.MAX_IF_BODY, schedule.MAX_BLOCK) == (
+        sched["max_inflight_loads"], sched["max_if_body"], sched["max_block"]) == (16, 8, 4000)
+    # ptxas's choices are not published: assumed, except the if-conversion limit, measured with ptxas
+    assert all(str(v["source"]).startswith("[assumed]") for k, v in raw["schedule"].items() if k != "max_if_body")
+    assert raw["schedule"]["max_if_body"]["source"].startswith("bench/ptxas_ifconv.py (measured")
+    assert set(raw["replay"]) == {"l2_hit_replay_points", "dram_replay_share", "dram_max_utilisation"}
+    assert "= 16\n" not in inspect.getsource(schedule)
+
+
+def test_the_bench_docstring_lists_every_fitted_number():
+    """bench/timing_h200.py's docstring names the model's fitted numbers and what each was fitted on; it
+    said launch_overhead was "the only fitted number" while the toml had eight."""
+    import sys
+
+    from tests.conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import timing_h200
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    doc = timing_h200.__doc__
+    fit = timing_h200.fitted_constants()
+    assert len(fit) >= 8 and "only fitted" not in doc
+    for name, _, _ in fit:
+        assert f"``{name.split('.')[-1]}``" in doc, name

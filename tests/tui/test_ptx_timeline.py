@@ -112,3 +112,17 @@ async def test_timeline_runs_the_real_model():
         assert f"{run.cycles:,.0f} cycles" in head
         assert "fp32" in str(app.query_one("#timeline-lanes").render())
         assert app.query_one("#timeline-problems").prompts()
+
+
+def test_the_header_and_lanes_name_the_traced_sm():
+    """The trace is of the SM that sets the time (``timing['slowest_sm']``), not always SM 0."""
+    from tui.widgets.timeline_panel import ptx_header_markup, ptx_lanes_markup
+
+    doc = _doc()
+    run = _run(doc)
+    run.slices = [Slice(s.process.replace("SM 0 ", "SM 3 "), s.track, s.name, s.start, s.end, s.cat, s.args)
+                  for s in run.slices]
+    run.timing["slowest_sm"] = 3
+    assert "lanes show SM 3's sub-partitions, the SM that sets the time" in ptx_header_markup(run)
+    text = ptx_lanes_markup(run, doc, 40)
+    assert "SM 3 · SMSP 0" in text and "SM 3 · SMSP 1" in text and "SM 0" not in text

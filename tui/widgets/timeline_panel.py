@@ -18,6 +18,8 @@ warp-instructions per unit.
 
 from __future__ import annotations
 
+import re
+
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -133,7 +135,8 @@ def ptx_header_markup(run: timeline.PtxTimelineRun) -> str:
     return (f"[b]{escape(run.kernel)}[/] on [b]{escape(run.machine)}[/]: [b]{run.cycles:,.0f} cycles[/] "
             f"({run.cycles / run.hz * 1e6:.2f} µs at {run.hz / 1e9:.2f} GHz), {escape(str(t.get('bound', '?')))}-bound"
             f"{escape(sampled)}\n[dim]modelled, not measured: the functional simulator's events on the H200 timing "
-            f"model (run and model took {run.seconds:.2f} s); lanes show SM 0's sub-partitions[/]")
+            f"model (run and model took {run.seconds:.2f} s); lanes show SM {t.get('slowest_sm', 0)}'s sub-partitions, "
+            "the SM that sets the time[/]")
 
 
 def ptx_lanes_markup(run: timeline.PtxTimelineRun, doc: KernelDoc, width: int) -> str:
@@ -145,7 +148,7 @@ def ptx_lanes_markup(run: timeline.PtxTimelineRun, doc: KernelDoc, width: int) -
     out = [f"[dim]{pad}{marks}[/]", f"[dim]{pad}{escape(labels)}[/] [dim]cycles[/]"]
     last = None
     for lane in lanes:
-        label = lane.track.replace("SM 0 sub-partition ", "SM 0 · SMSP ") if lane.track != last else ""
+        label = re.sub(r"^SM (\d+) sub-partition ", r"SM \1 · SMSP ", lane.track) if lane.track != last else ""
         last = lane.track
         style = PTX_STYLE.get(lane.unit, "$text")
         out.append(f"[b]{escape(label):<{LABEL_W}}[/]{escape(lane.unit):<{PIPE_W + 2}}[{style}]{lane.cells}[/]")

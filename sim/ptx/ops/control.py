@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from isa import ir
+from sim.arrays import distinct
 
 from ..machine import Writer, _reader
 from . import guard_mask, limit, not_implemented, op, per_thread_i64
@@ -186,7 +187,7 @@ def _call(M, pc, ins, canon, ms, mods):
         if len(lanes) == 0:
             return
         addr = np.broadcast_to(np.asarray(target()).astype(np.uint64), (M.T,))[lanes]
-        for a in np.unique(addr)[::-1]:
+        for a in distinct(addr)[::-1]:
             sel = lanes[addr == a]
             info = M.func_by_addr.get(int(a))
             if info is None:
@@ -232,7 +233,7 @@ def _brx(M, pc, ins, canon, ms, mods):
         paths = {}
         if len(lanes) < top.threads:
             paths[nxt] = top.mask & ~mask
-        for d in np.unique(dest):
+        for d in distinct(dest):
             msk = np.zeros(M.T, bool)
             msk[lanes[dest == d]] = True
             paths[int(d)] = paths[int(d)] | msk if int(d) in paths else msk

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from isa import ir
+from sim.arrays import distinct
 
 from ..dtypes import UINT, compute_dtype, nbytes, types_of
 from ..completion import Op
@@ -319,7 +320,7 @@ def _cp_async(M, pc, ins, canon, ms, mods):
         part = np.flatnonzero((ss > 0) & (ss < cp))
         if len(part):
             raw = vals.view(np.uint8).reshape(len(lanes), cp)
-            for size in np.unique(ss[part]):
+            for size in distinct(ss[part]):
                 pk = part[ss[part] == size]
                 for sp, data, _, sel, flat, a in M.resolve(pc, "global", lanes[pk], src[pk], int(size), "load",
                                                            align=1):
@@ -456,7 +457,7 @@ def _bulk_run(M, pc, ins, dst_space, src_space, dfn, sfn, size, mfn, name, sourc
             per[lanes_m] = slots_m
         dst_all = dfn(sub)
         src_all = sfn(sub) if source is None else None
-        for n in np.unique(sizes):
+        for n in distinct(sizes):
             n = int(n)
             k = np.flatnonzero(sizes == n)
             if n <= 0:
@@ -780,7 +781,7 @@ def _mbarrier_wait(M, pc, ins, canon, ms, mods):
             return ph != (t.astype(np.uint64) & ~TOKEN).astype(np.int64)
         ok = done()
         if not ok.all():
-            M.asyncs.complete_for_mbarrier(pc, np.unique(s[~ok]), ln[~ok])
+            M.asyncs.complete_for_mbarrier(pc, distinct(s[~ok]), ln[~ok])
             ok = done()
         res = np.zeros(M.T, bool)
         res[ln] = ok
@@ -793,7 +794,7 @@ def _mbarrier_wait(M, pc, ins, canon, ms, mods):
         if try_:
             top.pc = pc                               # nothing succeeded: retry here
         if not M.spin(stack, top, B.progress, patience=0 if try_ else 64):
-            cta_l = np.unique(M.cta_local[ln])
+            cta_l = distinct(M.cta_local[ln])
             for c in cta_l[:8]:
                 i = ln[M.cta_local[ln] == c]
                 sl = int(s[M.cta_local[ln] == c][0])

@@ -47,3 +47,58 @@ def test_cli_max_steps_for_ascend_runs(tmp_path, capsys):
     assert "--max-steps must be a positive number of steps" in capsys.readouterr().err
     # a real kernel under the default limit: no report
     assert main(["run", str(EXAMPLES / "ascend" / "vadd_f16.asm")]) == 0
+
+
+def test_a_long_run_shows_progress_about_every_two_seconds(monkeypatch):
+    """A progress line, as PTX runs have (the Ascend-like engine had none): the engine looks at the clock
+    every TICK_STEPS instructions and calls ``progress`` when 2 s have passed (a fake clock: 2.5 s a look)."""
+    import time
+
+    from sim.ascend import engine
+
+    clock = iter(range(10 ** 6))
+    monkeypatch.setattr(time, "monotonic", lambda: 2.5 * next(clock))
+    calls = []
+    limit = 7 * engine.TICK_STEPS
+    res = run_module(isa.loads(SPIN, "spin.asm"), load_machine("davinci-a2"), cores=1, functional=False,
+                     max_steps=limit, progress=lambda *a: calls.append(a))
+    assert res.launch.instructions_executed == limit
+    # a look about every TICK_STEPS instructions (6 before the limit): the first sets the clock, each later one shows
+    assert len(calls) == 5 and {c[1:] for c in calls} == {("vector core 0", 1)}
+    steps = [c[0] for c in calls]
+    assert all(0 < b - a - engine.TICK_STEPS <= 1 for a, b in zip(steps, steps[1:])) and steps[-1] < limit
+    quiet = run_module(isa.loads(SPIN, "spin.asm"), load_machine("davinci-a2"), cores=1, functional=False,
+                       max_steps=limit)               # no progress asked: the same result
+    assert quiet.launch.instructions_executed == limit
+
+
+def test_the_default_limit_is_far_above_every_bundled_kernel_and_said_in_the_help(capsys):
+    """The default was 200 M instructions per core (about 60 s of CPU on a spinning loop, against about
+    8 s for PTX's 5 M steps per batch); the bundled kernels need at most a few thousand per core."""
+    import pytest
+
+    from sim.ascend import engine
+
+    assert engine.MAX_STEPS == 20_000_000
+    most = 0
+    for f in sorted((EXAMPLES / "ascend").glob("*.asm")):
+        res = run_module(isa.load(str(f), isa="ascend"), load_machine("davinci-a2"), functional=False)
+        assert not res.launch.reports, f
+        most = max(most, res.launch.instructions_executed)
+    assert 0 < most * 1000 < engine.MAX_STEPS
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    assert "default 20,000,000" in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_cli_progress_line_only_on_a_terminal(monkeypatch, capsys):
+    import sys
+
+    from sim.ascend import cli
+
+    assert cli._progress() is None                    # pytest's stderr is no terminal
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    show = cli._progress()
+    show(1_234_567, "cube core 3", 24)
+    assert show.shown
+    assert "simulating: 1,234,567 instructions on cube core 3 (24 in this launch; Ctrl-C stops" in capsys.readouterr().err

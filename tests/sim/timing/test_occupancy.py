@@ -138,3 +138,29 @@ def test_ctas_and_limiter_equal_ncu_on_the_probe_and_microbenchmark_launches():
         # ties with the (fitted) shared-memory limit: our limiter is one of ncu's binding resources
         assert occ.limiter in {k for k, v in ncu.items() if v == occ.ctas_per_sm}, (threads, shared)
         assert (occ.limits["warps"], occ.limits["registers"]) == (ncu["warps"], ncu["registers"])
+
+
+def test_carveout_headroom_is_the_calibration_thirds_fit():
+    """carveout_headroom was fitted on every launch; refit on the calibration two thirds only
+    (bench/fit_carveout.py), the toml's value is the smallest of the best grid points, and the held-out
+    third matches ncu at it on every launch."""
+    import sys
+
+    from tests.conftest import ROOT
+
+    _ncu_launches()                                     # skips without ../shared
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import fit_carveout
+        from timing_h200 import held_out
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    cases = fit_carveout.launches()
+    cal = [c for c in cases if not held_out(c["kernel"])]
+    held = [c for c in cases if held_out(c["kernel"])]
+    grid = range(0, 32769, 1024)
+    score = {h: sum(fit_carveout.matches(cal, h)) for h in grid}
+    best = min(h for h in grid if score[h] == max(score.values()))
+    assert load_limits("h200").carveout_headroom == best == 8192
+    assert (score[best], len(cal)) == (27, 28)
+    assert all(fit_carveout.matches(held, best)) and len(held) == 10

@@ -43,7 +43,7 @@ def test_waves_and_the_tail_wave():
     assert occ["ctas_per_sm"] == 32
     assert occ["waves"] == pytest.approx(1.25) and occ["wave_count"] == 2 and occ["tail_wave"] == pytest.approx(0.25)
     text = render(tm)
-    assert "1.25 (2 waves, the tail wave 25% full)" in text
+    assert "1.25 (2 waves, the tail wave 25% full; " in text
     assert f"(+ {tm['launch_overhead']:.0f} launch)" in text
     one = _timed(4).timing["occupancy"]
     assert (one["wave_count"], one["tail_wave"]) == (1, pytest.approx(4 / (32 * 132)))

@@ -83,3 +83,11 @@ def test_cli_trace_has_warps_pipes_and_units(tmp_path, capsys):
     assert any(p.endswith("sub-partition 3") for p in procs)
     cats = {e.get("cat") for e in tr["traceEvents"] if e["ph"] == "X"}
     assert cats == {"issue", "pipe", "unit"}
+    # otherData names the traced SM, the one whose processes the trace holds
+    sm = tr["otherData"]["traced_sm"]
+    assert isinstance(sm, int) and f"SM {sm} memory" in procs and tr["otherData"]["label"] == "modelled"
+    assert tr["otherData"]["traced"].startswith(f"SM {sm}, ")
+
+
+def test_the_slowest_sm_is_named():
+    assert _early_exit_run(trace=False).timing["slowest_sm"] == 1        # CTA 0 on SM 0 exits at once

@@ -148,5 +148,5 @@ def test_the_text_report_says_where_the_merges_come_from():
     out = np.zeros(32, np.float32)
     r = sim.run_kernel(isa.loads(_src(COLUMN)), "k", 1, 32, [out, np.uint32(0)], timing="h200")
     text = render(r.timing)
-    where = "from the SASS ptxas emitted" if isa.sass.available() else "modelled: no SASS here"
+    where = "exact: from the SASS ptxas emitted" if isa.sass.available() else "modelled: no SASS here"
     assert f"merged shared loads     4 PTX loads in 1 vector loads ({where})" in text
