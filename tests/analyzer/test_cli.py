@@ -178,3 +178,14 @@ def test_outputs_that_cannot_be_written_are_located_errors(tmp_path, capsys):
     code = kernlens(["run", str(ptx), "--launch", f"{EXAMPLES / 'manifest.json'}#sgemm_tiled", "--timing", "h200",
                      "--plot", bad])
     assert code == 2 and capsys.readouterr().err.startswith(f"{bad}: error: cannot write {bad}: ")
+
+
+def test_an_unknown_param_lists_the_parameters(capsys):
+    """``--param nope=3`` said only that no kernel has it; now it names the parameters to choose from."""
+    from tests.conftest import EXAMPLES
+
+    code, _, err = run(capsys, EXAMPLES / "ptx" / "sgemm_tiled.sm_90.ptx", "--param", "nope=3")
+    assert code == 2
+    assert err.startswith("error: --param nope: no analysed kernel has a parameter of that name (parameters: "
+                          "sgemm_tiled_param_0 (A), sgemm_tiled_param_1 (B), sgemm_tiled_param_2 (C), ")
+    assert "sgemm_tiled_param_5 (K))" in err
