@@ -56,6 +56,7 @@ class LoopInfo:
     exit_at_latch: bool = True        # the exit test is at the bottom (do-while): one more iteration than trips
     needs: tuple[str, ...] = ()       # parameters without a value that the exit test depends on
     measured: float | None = None     # iterations per entry measured by a run (the launch's average)
+    basis: str = "measured"           # what ``measured`` is: "measured" (a run) or "exact" (stepped counts)
     entered: bool = True              # False: no thread reaches the loop for these values (exactly)
 
     @property
@@ -76,7 +77,8 @@ class LoopInfo:
                 "lines": [self.first_line, self.last_line], "iterations": self.iterations,
                 "back_edges_taken": self.trips, "exact": self.exact,
                 "reason": self.reason, "induction": self.induction, "bound": self.bound,
-                **({"measured": True} if self.measured is not None else {}),
+                **({"measured": True} if self.measured is not None and self.basis == "measured" else
+                   {"stepped": True} if self.measured is not None else {}),
                 **({"entered": False} if not self.entered else {})}
 
 

@@ -172,13 +172,13 @@ def roofline_svg(machine, points, kinds=(), title: str | None = None) -> str:
 
 def write_roofline(path, machine, points, kinds=(), title: str | None = None) -> Path:
     """Write :func:`roofline_svg` to ``path`` (``InputError`` when it cannot be written)."""
-    from isa.errors import InputError
+    from isa.errors import InputError, Span
 
     p = Path(path)
     try:
         p.write_text(roofline_svg(machine, points, kinds, title))
     except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror}") from None
+        raise InputError(f"cannot write {path}: {exc.strerror}", Span(str(path))) from None
     return p
 
 

@@ -62,7 +62,8 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
         summary.add_row("loops", ", ".join(
             f"L{li['lines'][0]}-{li['lines'][1]} depth {li['depth']}: "
             + ("not entered" if li.get("entered") is False
-               else f"{li['iterations']} iteration{'' if li['iterations'] == 1 else 's'}" if li["iterations"] is not None
+               else f"{li['iterations']} iteration{'' if li['iterations'] == 1 else 's'}"
+               + (" (average per entry)" if isinstance(li["iterations"], float) else "") if li["iterations"] is not None
                else f"iterations unknown (assumed {dyn['assumed_iterations']})")
             for li in data["loops"]) or "none")
         if data["isa"] == "ascend":      # no registers, shared or local memory; work from the .meta shapes
@@ -182,7 +183,8 @@ def _opcode_table(title: str, opcodes: dict[str, int], shown: int = 25):
 def _guesses(dyn: dict) -> str:
     """What an estimate rests on, in words: ``2 loops assumed 16 iterations (lines 78, 168): exact
     with --param hgemm_wmma_param_5``."""
-    parts = []
+    parts = [f"scalar program {g['assumed']} (line {g['line']})" for g in dyn["guesses"]
+             if g["what"] == "the scalar program"]      # an Ascend-like kernel whose counts could not be stepped
     loops = [g for g in dyn["guesses"] if g["what"] == "loop iterations"]
     if loops:
         lines = ", ".join(str(g["line"]) for g in loops)
@@ -257,7 +259,7 @@ def sarif_results(r: KernelReport) -> list[dict]:
             "locations": [_location(r.path, r.instructions[spills[0]].span.line, r.name)],
         })
     for li in r.loops:
-        if li.trips is None and r.estimate.counts.get(li.header, 0) > 0:
+        if li.iterations is None and r.estimate.counts.get(li.header, 0) > 0:
             results.append({
                 "ruleId": "KL004", "level": "note",
                 "message": {"text": f"kernel '{r.name}': loop trip count unknown: {li.reason}"},

@@ -151,6 +151,12 @@ class KernelReport:
     measured: dict[int, int] | None = None
     measured_by: str = ""
     measured_taken: dict[int, int] | None = None    # threads that took each conditional branch
+    #: what the counts of :meth:`use_measured` are: ``measured`` (a run) or ``exact`` (an Ascend-like
+    #: kernel's scalar program stepped for every core, :func:`sim.ascend.scalar.step_scalar`)
+    measured_basis: str = "measured"
+    #: an Ascend-like launch: its cores (one program each; what per-launch totals count) and their type
+    cores: int | None = None
+    core_type: str | None = None
 
     def __post_init__(self) -> None:
         own = list(self.function.instructions)
@@ -163,17 +169,55 @@ class KernelReport:
         self._instructions = own
 
     def use_measured(self, threads_by_instruction: dict[int, int], by: str = "the functional simulator",
-                     taken_by_instruction: dict[int, int] | None = None) -> None:
+                     taken_by_instruction: dict[int, int] | None = None, *, cores: int | None = None,
+                     core_type: str | None = None, basis: str = "measured") -> None:
         """Take the execution counts of a run of this launch (``sim.run_kernel``'s
         ``stats['threads_by_instruction']``) instead of the estimates: every dynamic figure becomes
         measured (``basis: 'measured'``), none rests on a guess. Instructions of called functions
-        counted at their call sites keep their per-call estimate times the measured site count."""
+        counted at their call sites keep their per-call estimate times the measured site count.
+
+        An Ascend-like launch gives its ``cores`` (counts summed over them: ``LaunchResult.pc_counts``)
+        and ``basis='exact'`` for counts stepped rather than run (:meth:`use_stepped`)."""
+        if cores is not None:
+            self.cores, self.core_type = int(cores), core_type
         if self.threads is None:
             raise InputError("measured counts need the launch's grid and block")
         self.measured = {int(k): int(v) for k, v in threads_by_instruction.items()}
         self.measured_by = by
+        self.measured_basis = basis
         if taken_by_instruction is not None:
             self.measured_taken = {int(k): int(v) for k, v in taken_by_instruction.items()}
+
+    def use_stepped(self, machine=None, cores: int | None = None) -> None:
+        """An Ascend-like kernel's exact counts: its scalar program stepped on every core of the
+        launch (:func:`sim.ascend.scalar.step_scalar`, ``block_idx`` 0 to cores - 1, the
+        ``--param`` values). Where that cannot be done (a branch on loaded data, a scalar
+        parameter without a value, too many steps) the estimate stays, with a guess that says why
+        and what would make it exact."""
+        from sim.ascend.machine import load_machine
+        from sim.ascend.scalar import STEP_LIMIT, step_scalar
+
+        if self.module.isa != "ascend":
+            return
+        if machine is None:
+            try:
+                machine = load_machine(self.module.target or "davinci-a2")
+            except InputError:
+                machine = load_machine("davinci-a2")
+        got = step_scalar(self.module, self.function, machine, params=self.params, cores=cores)
+        if got.exact:
+            by = (f"the scalar program stepped on the {got.cores} {got.core_type} cores of a {machine.name} launch "
+                  f"(block_idx {got.block_idx}, as `kernlens run` launches it; {got.steps:,} steps)")
+            self.use_measured(dict(enumerate(got.counts)), by, dict(enumerate(got.taken)), cores=got.cores,
+                              core_type=got.core_type, basis="exact")
+            if got.stopped:
+                self.call_notes.append(f"the scalar program stops on {len(got.stopped)} core(s): {got.stopped[0]}")
+            return
+        est = self.estimate
+        est.notes.insert(0, f"counts not stepped exactly: {got.reason}; the loop and branch figures are estimates")
+        est.guesses.insert(0, {"line": got.line, "what": "the scalar program", "assumed": "not stepped: " + got.reason,
+                               "exact_with": [f"--param {p}" for p in got.needs]
+                               or (["a larger step limit"] if str(STEP_LIMIT) in got.reason.replace(",", "") else [])})
 
     # ---- static -----------------------------------------------------------------------------
 
@@ -274,8 +318,21 @@ class KernelReport:
         if self.measured is None or self.measured_taken is None:
             return loops
 
-        return [replace(li, measured=m, exact=True, reason="measured by a run") if (m := self._measured_iterations(li))
-                is not None else li for li in loops]
+        why = "measured by a run" if self.measured_basis == "measured" else \
+            "exact: the scalar program stepped on every core"
+        many = " (the launch's average per entry)" if (self.threads or 1) > 1 else ""
+        out = []
+        for li in loops:
+            m = self._measured_iterations(li)
+            if m is None:
+                out.append(li)
+            elif m == 0 and not self.measured.get(self.cfg.blocks[li.header].start, 0):
+                out.append(replace(li, entered=False, exact=True, measured=None,
+                                   reason=f"not entered ({why.split(':')[0]}: no core or thread reaches it)"))
+            else:
+                out.append(replace(li, measured=m, exact=True, basis=self.measured_basis,
+                                   reason=why + (many if not float(m).is_integer() else "")))
+        return out
 
     def _measured_iterations(self, li: LoopInfo) -> float | None:
         cfg, got, taken = self.cfg, self.measured, self.measured_taken
@@ -294,7 +351,10 @@ class KernelReport:
             else:
                 entries += got.get(last, 0) - taken.get(last, 0)
         runs = got.get(blocks[li.header].start, 0)
-        return runs / entries if entries > 0 else (0.0 if runs == 0 else None)
+        if entries <= 0:
+            return 0.0 if runs == 0 else None
+        # a loop tested at the top runs its header once more per entry than its body
+        return (runs if li.exit_at_latch else runs - entries) / entries
 
     def loop_depth(self, k: int) -> int:
         if k >= self._own:
@@ -405,7 +465,8 @@ class KernelReport:
 
     @property
     def threads(self) -> int | None:
-        return self.launch.threads
+        """What per-launch totals count: the launch's threads (PTX) or cores (Ascend-like)."""
+        return self.cores if self.cores is not None else self.launch.threads
 
     def dynamic(self) -> dict:
         """Per-thread and (with a launch shape) whole-launch estimates, each marked exact or not."""
@@ -457,7 +518,8 @@ class KernelReport:
         intensity = (total_flops + sum(int_ops.values())) / gbytes if gbytes else None
         out = {
             "per": per,
-            "threads": threads,
+            "threads": threads if self.cores is None else None,
+            **({"cores": self.cores, "core_type": self.core_type} if self.cores is not None else {}),
             "exact": all_exact,
             "instructions": val(total),
             "instructions_per_thread": {"value": _num(total), "exact": all_exact},
@@ -470,16 +532,18 @@ class KernelReport:
             "mix_exact": {k: k not in mix_inexact for k in sorted(mix)},
             "units": {k: _num(v * scale) for k, v in sorted(units.items())},
             "work_by_kind": {k: _num(v * scale) for k, v in sorted(by_kind.items())},
-            "notes": ([f"counts measured: this launch run on {self.measured_by}"] + self.call_notes
+            "notes": ([f"counts measured: this launch run on {self.measured_by}" if self.measured_basis == "measured"
+                       else f"counts exact: {self.measured_by}"] + self.call_notes
                       if self.measured is not None
                       else list(dict.fromkeys(self.estimate.notes + self._work_notes() + self.call_notes))),
             "missing_params": [] if self.measured is not None else sorted(self.estimate.missing_params),
             "assumed_iterations": self.estimate.assumed_iterations,
             # what every inexact figure above rests on, and what would make it exact
-            "basis": ("measured" if all_exact else "measured; called functions estimated per call")
+            "basis": (self.measured_basis if all_exact else "measured; called functions estimated per call")
             if self.measured is not None else "exact" if all_exact else "estimate",
             "guesses": [] if self.measured is not None else [g for g in self.estimate.guesses],
-            "totals": (f"per launch: {threads:,} threads (grid {'x'.join(map(str, self.launch.grid))}, block "
+            "totals": (f"per launch: {threads:,} {self.core_type} cores, one program each" if self.cores is not None
+                       else f"per launch: {threads:,} threads (grid {'x'.join(map(str, self.launch.grid))}, block "
                        f"{'x'.join(map(str, self.launch.block))})" if threads else
                        ("per core (one program per core)" if self.module.isa == "ascend" else
                         "per thread (give --grid and --block for whole-launch totals)")),
@@ -796,6 +860,8 @@ def analyze_function(module: Module, fn: Function, *, params: dict[str, int] | N
     infos = infos + [info for _, sub in inlined for info in sub.infos]
     report = KernelReport(module, fn, infos, cfg, est, mach, launch, dict(params or {}),
                           inlined=inlined, call_notes=notes, resolved_spaces=resolved)
+    if module.isa == "ascend":
+        report.use_stepped()        # exact counts for every core, where the scalar program decides them
     if sass:
         attach_sass(report)
     return report

@@ -592,7 +592,8 @@ class Module:
 
         kernels = [f.name for f in self.kernels]
         names = ", ".join(kernels[:20]) + (f", ... {len(kernels) - 20} more" if len(kernels) > 20 else "")
-        raise InputError(f"no kernel named '{name}' (kernels: {names or 'none'})")
+        raise InputError(f"no kernel named '{name}' (kernels: {names or 'none'})",
+                         Span(self.path) if getattr(self, "path", None) else None)
 
     def source_line(self, line: int) -> str | None:
         if not self.source or line <= 0:

@@ -119,14 +119,8 @@ def _read_module(path: str, kernel: str | None = None):
     """The PTX module of ``path``; with ``kernel``, only that kernel's definition is parsed beside
     the module-level declarations (:mod:`isa.ptx.chunks`): one kernel of a big file runs at once."""
     import isa
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}", Span(path)) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"{path} is not a text file", Span(path)) from None
+
+    text = isa.read_text(path)        # the one wording for missing, binary or non-UTF-8 files (validate, fmt too)
     return isa.loads(text, path, isa="ptx", kernels=[kernel] if kernel else None)
 
 
@@ -367,6 +361,7 @@ def _render_text(path, fn, spec, module, stats, seconds, problems, report, heat,
     if stats.get("memory_model") == "relaxed":
         lines.append(f"  memory model: relaxed, seed {stats.get('memory_seed')} (rerun with --memory-model relaxed "
                      f"--seed {stats.get('memory_seed')} to reproduce)")
+    lines.append(f"  counts (exact: counted by the functional simulator, {'the CTAs run' if partial else 'whole launch'}):")
     for key in ("warp_instructions", "thread_instructions", "shared_load_wavefronts",
                 "shared_store_wavefronts", "global_load_sectors", "global_store_sectors", "global_atomic_sectors"):
         if key in stats:
@@ -386,7 +381,8 @@ def _render_text(path, fn, spec, module, stats, seconds, problems, report, heat,
         lines.append(f"  work per launch (measured: the counts of this run): FLOPs {work['flops']:,}"
                      + (f" ({dt})" if dt else "") + f", int ops {work['int_ops']:,}, global bytes "
                      f"{work['global_bytes']:,}, intensity {inten}"
-                     + (f", {work['bound']}-bound on {work['machine']} (roofline)" if work.get("bound") else ""))
+                     + (f", {work['bound']}-bound on {work['machine']} (roofline, modelled: global bytes taken as "
+                        "DRAM bytes; --timing h200 models the caches)" if work.get("bound") else ""))
     if problems:
         lines.append(f"undefined behaviour: {len(problems)} problem(s)")
         lines += ["  " + str(p) for p in problems]

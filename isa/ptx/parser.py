@@ -155,6 +155,7 @@ class _Builder(Transformer):
         self.last_loc: ir.SourceLoc | None = None  # (not `loc`: that is a rule) last ``.loc`` of the function being read
         self.memo: StatementMemo | None = None     # learns instruction lines, recalls RECALLED ones
         self.text = ""                             # the text being parsed (for the memo)
+        self.runs: list = []                       # the FASTRUN tokens' statements (isa.ptx.fastpath)
 
     def span(self, tok) -> Span:
         s = _new(Span)  # _mkspan inlined: this runs for most tokens
@@ -294,6 +295,29 @@ class _Builder(Transformer):
         statements.append(c[1])
         return statements
 
+    def _run(self, tok) -> list:
+        """The statements of a run of fast lines (:mod:`isa.ptx.fastpath`), its leading instructions
+        given the ``.loc`` in force here."""
+        k = int(tok.value[1:])
+        if k >= len(self.runs):         # the character in a file (no run put it there)
+            raise ParseError("unexpected control character '\\x02'", self.span(tok))
+        run = self.runs[k]
+        if run.head and self.last_loc is not None:
+            loc = self.last_loc
+            for ins in run.statements[: run.head]:
+                ins.__dict__["loc"] = loc
+        if run.last is not None:
+            self.last_loc = run.last
+        return run.statements
+
+    def first_run(self, c):
+        return list(self._run(c[0]))
+
+    def next_run(self, c):
+        statements = c[0]
+        statements.extend(self._run(c[1]))
+        return statements
+
     def function(self, c):
         links = [x for x in c if type(x) is str]
         head = next(x for x in c if isinstance(x, tuple) and x and x[0] in ("entry", "func"))
@@ -416,6 +440,8 @@ class _Builder(Transformer):
     def recalled(self, c):
         """An instruction line parsed before (:class:`StatementMemo`), at this token's place."""
         tok = c[0]
+        if self.memo is None or int(tok.value[1:]) >= len(self.memo.templates):
+            raise ParseError("unexpected control character '\\x01'", self.span(tok))
         return self.memo.recall(int(tok.value[1:]), tok.line, tok.column, self.file, self.last_loc)
 
     def name(self, c):
@@ -733,40 +759,109 @@ _LOCK = threading.Lock()
 _LARKS: dict[bool, Lark] = {}
 
 
-def _table_cache(grammar: str, accelerated: bool) -> str | None:
-    """Where Lark keeps the grammar's LALR tables between processes (``lark/`` of the kernlens
-    cache, :mod:`isa.cache`), keyed by the grammar text, the Lark version and the accelerator:
-    building them costs each start-up ~0.1 s, loading them ~0.01 s (Lark checks the key stored in
-    the file). None where the cache is off (``KERNLENS_NO_CACHE=1``) or cannot be made."""
-    import hashlib
+#: Where the first process that builds Lark's tables also keeps a copy of its cache entry, beside
+#: the grammar, as Python keeps bytecode beside the sources: a process whose user cache is empty (a
+#: new user, a fresh CI home, a cleared cache) takes them from here instead of building them
+#: (~0.1 s CPU). The entry's name is its key and its header holds a digest (:mod:`isa.cache`), so
+#: another grammar's, Lark's or Python's copy is never read.
+INSTALLED_TABLES = GRAMMAR.parent / "__pycache__"
+
+#: the options the tables are built with (part of their key)
+_OPTIONS = {"parser": "lalr", "lexer": "contextual", "maybe_placeholders": True}
+#: options not saved with the tables: given again when they are loaded (Lark's own cache does so)
+_GIVEN_AT_LOAD = ("transformer", "_plugins", "postlex", "lexer_callbacks")
+
+
+def _tables_key(grammar: str, accelerated: bool) -> str:
+    """The cache name of the grammar's LALR tables: the grammar text, the options, the Lark and
+    Python versions and the accelerator."""
+    import sys
 
     import lark as lark_pkg
 
     from .. import cache
 
-    base = cache.folder("lark")
-    if base is None:
+    return cache.key("ptx-lark-tables", grammar, repr(sorted(_OPTIONS.items())), lark_pkg.__version__,
+                     repr(sys.version_info[:2]), repr(accelerated))
+
+
+def _copy_if_missing(src: Path | None, dst: Path | None) -> bool:
+    """Copy ``src`` to ``dst`` unless ``dst`` exists (through a temporary file renamed into place:
+    concurrent processes see a whole file or none); False when nothing was copied (either side
+    missing, unreadable or unwritable, as in a read-only install)."""
+    if src is None or dst is None or dst.exists() or not src.exists():
+        return False
+    tmp = dst.with_name(f".tmp-{os.getpid()}-{dst.name}")
+    try:
+        dst.parent.mkdir(exist_ok=True)
+        tmp.write_bytes(src.read_bytes())
+        os.replace(tmp, dst)
+        return True
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        return False
+
+
+def _load_tables(key: str, given: dict) -> Lark | None:
+    """The parser from the cached tables (the user cache, else the copy beside the grammar), or
+    None: cache off, no entry, or an entry this Lark cannot load."""
+    import pickle
+
+    from .. import cache
+
+    saved = cache.load("lark", key)
+    if saved is None:
+        user, installed = cache.folder("lark"), INSTALLED_TABLES / f"{key}.pickle"
+        if not _copy_if_missing(installed, user and user / installed.name):
+            return None
+        saved = cache.load("lark", key)
+        if saved is None:                # a damaged copy (the digest says so): replaced by the next build
+            installed.unlink(missing_ok=True)
+            return None
+    try:
+        return Lark._load_from_dict(**pickle.loads(saved), **given)    # what Lark(cache=...) does on a hit
+    except Exception:  # noqa: BLE001 - tables another Lark wrote (the key says not, but): build them
         return None
-    key = hashlib.sha256(f"{lark_pkg.__version__}\0{accelerated}\0{grammar}".encode()).hexdigest()[:24]
-    return str(base / f"ptx-{key}.lark-cache")
+
+
+def _store_tables(key: str, lark: Lark) -> None:
+    """The tables into the user cache, and a copy beside the grammar if none is there (other
+    grammars' copies there removed: one install, one grammar)."""
+    import io
+
+    from .. import cache
+
+    buf = io.BytesIO()
+    lark.save(buf, exclude_options=_GIVEN_AT_LOAD)
+    if not cache.store("lark", key, buf.getvalue()):
+        return
+    entry = cache.folder("lark") / f"{key}.pickle"
+    if _copy_if_missing(entry, INSTALLED_TABLES / entry.name):
+        for other in INSTALLED_TABLES.glob("*.pickle"):
+            if other.name != entry.name:
+                other.unlink(missing_ok=True)
 
 
 def _lark(accelerated: bool | None = None) -> Lark:
     """The shared LALR parser (on lark-cython or pure Lark, default :data:`ACCELERATED`); its
-    inline transformer is re-targeted for each parse under a lock."""
+    inline transformer is re-targeted for each parse under a lock. Its tables come from the
+    on-disk cache when they are there (:func:`_load_tables`), else are built and stored."""
     if accelerated is None:
         accelerated = ACCELERATED
     lark = _LARKS.get(accelerated)
     if lark is None:
         if accelerated and _PLUGINS is None:
             raise RuntimeError("lark-cython is not installed")
-        options = {"_plugins": _PLUGINS} if accelerated else {}
+        given = {"transformer": _Builder("<text>"), **({"_plugins": _PLUGINS} if accelerated else {})}
         grammar = GRAMMAR.read_text()
-        cache = _table_cache(grammar, accelerated)
-        if cache:
-            options["cache"] = cache
-        lark = Lark(grammar, parser="lalr", lexer="contextual", maybe_placeholders=True,
-                    transformer=_Builder("<text>"), **options)
+        key = _tables_key(grammar, accelerated)
+        lark = _load_tables(key, given)
+        if lark is None:
+            lark = Lark(grammar, **_OPTIONS, **given)
+            _store_tables(key, lark)
         # After each reduction the parser looks up ``rule.origin.name`` in a table keyed by plain
         # strings; a Token name there costs a Python-level ``Token.__eq__`` per reduction.
         for rule in lark.rules:
@@ -778,7 +873,7 @@ def _lark(accelerated: bool | None = None) -> Lark:
 def _describe_expected(lark: Lark, names) -> list[str]:
     out = []
     for n in sorted(set(names or ())):
-        if n == "RECALLED":          # the memo's marker (StatementMemo): never written in a file
+        if n in ("RECALLED", "FASTRUN"):   # the memo's and the fast path's markers: never in a file
             continue
         if n in _TERMINAL_NAMES:
             out.append(_TERMINAL_NAMES[n])
@@ -792,31 +887,59 @@ def _describe_expected(lark: Lark, names) -> list[str]:
     return sorted(set(out))
 
 
+#: Whether parses take the common instruction and ``.loc`` lines past Lark (:mod:`isa.ptx.fastpath`):
+#: on unless ``KERNLENS_NO_FAST_PATH=1``. The IR is the same either way (tests/isa/test_fastpath.py).
+FAST_PATH = not os.environ.get("KERNLENS_NO_FAST_PATH")
+
+
 def parse(text: str, file: str = "<text>", *, lenient: bool = False, diagnostics: list | None = None,
-          memo: "StatementMemo | None" = None) -> ir.Module:
+          memo: "StatementMemo | None" = None, fast: bool | None = None) -> ir.Module:
     """Parse PTX ``text``; ``file`` names it in spans and errors.
 
     With ``lenient``, unknown opcodes and modifiers become warnings appended to ``diagnostics``
     instead of errors. With ``memo``, the parse teaches it the instruction lines it reads, and a
     ``RECALLED`` token (put there by :meth:`StatementMemo.substitute`) becomes the instruction it
-    stands for.
+    stands for. ``fast`` (default :data:`FAST_PATH`): build the common statement lines without
+    Lark (:mod:`isa.ptx.fastpath`); any error there and the text is parsed again without it, so
+    that errors are always Lark's on the real text.
     """
     with _gc_paused():
+        if fast if fast is not None else FAST_PATH:
+            from .fastpath import substitute
+
+            if not text.strip():
+                raise ParseError("empty file: expected '.version'", Span(file, 1, 1), source_line="")
+            sub, runs = substitute(text, file)
+            if runs:
+                found: list = []
+                try:
+                    module = _parse(text, file, lenient, found, memo, sub, runs)
+                except KernlensError:
+                    pass                # said again below, from the real text
+                else:
+                    if diagnostics is not None:
+                        diagnostics.extend(found)
+                    return module
         return _parse(text, file, lenient, diagnostics, memo)
 
 
-def _parse(text: str, file: str, lenient: bool, diagnostics: list | None, memo=None) -> ir.Module:
+def _parse(text: str, file: str, lenient: bool, diagnostics: list | None, memo=None,
+           parsed: str | None = None, runs: list | None = None) -> ir.Module:
+    """The module of ``text``; Lark reads ``parsed`` (``text`` with the fast path's ``runs``
+    substituted) where given."""
     if not text.strip():
         raise ParseError("empty file: expected '.version'", Span(file, 1, 1), source_line="")
+    if parsed is None:
+        parsed, runs = text, []
     with _LOCK:
         lark = _lark()
         builder = lark.options.transformer
         builder.file = file
         builder.scope_counter = 0
         builder.last_loc = None
-        builder.memo, builder.text = memo, text
+        builder.memo, builder.text, builder.runs = memo, parsed, runs
         try:
-            header, items = lark.parse(text)
+            header, items = lark.parse(parsed)
             failure = None
         except UnexpectedInput as exc:
             failure = _syntax_error(exc, text, file, lark)
@@ -829,7 +952,7 @@ def _parse(text: str, file: str, lenient: bool, diagnostics: list | None, memo=N
         except RecursionError:
             failure = ParseError("input nests too deeply to parse", Span(file, 1, 1))
         finally:
-            builder.memo, builder.text = None, ""
+            builder.memo, builder.text, builder.runs = None, "", []
     if failure is not None:
         if failure.span and failure.source_line is None:
             failure.source_line = _line(text, failure.span.line)

@@ -287,8 +287,7 @@ class Core:
             if launch.functional else {}
         self.sizes = {name: b.size for name, b in m.buffers.items()}
         self.aligns = {name: b.align for name, b in m.buffers.items()}
-        self.regs: dict[str, object] = {"block_idx": core_id, "block_num": launch.blocks, "subblock_idx": sub}
-        self.regs.update(launch.scalars)
+        self.regs: dict[str, object] = launch.initial_registers(core_id, sub)
         self.mask_mode = "norm"
         self.mask = (-1, -1)
         self.quant_pre = 0
@@ -411,6 +410,11 @@ class LaunchResult:
     core_types: list[str] | None = None     # per core (events index): 'cube' | 'vector'
     core_kernels: list[str] | None = None   # per core: the kernel (code segment) it ran
     vector_blocks: int = 0                  # vector cores of a mix launch
+    #: per kernel (code segment) run: how often each instruction index was executed (issued, a
+    #: guarded one whose predicate is false included), summed over its cores -- measured
+    pc_counts: dict[str, list[int]] = field(default_factory=dict)
+    #: per kernel: how often each branch (``bra``, ``ret``) jumped, summed over its cores
+    taken_counts: dict[str, list[int]] = field(default_factory=dict)
 
     def core_label(self, i: int) -> str:
         kind = self.core_types[i] if self.core_types else self.core_type
@@ -458,6 +462,16 @@ class Launch:
         for i, p in enumerate(q for q in kernel.params if q.space == "gm"):
             self.scalars[p.name] = self.gm.lo[i]
         self.code = [compile_instruction(ins, i, self) for i, ins in enumerate(self.instrs)]
+        self.pc_counts = [0] * len(self.instrs)      # executions per instruction, all cores (measured)
+        self.taken_counts = [0] * len(self.instrs)   # jumps per branch, all cores
+
+    def initial_registers(self, core_id: int, sub: int = 0) -> dict[str, object]:
+        """The scalar registers a core starts with: ``block_idx``, ``block_num``, ``subblock_idx``,
+        the scalar parameters and the GM parameters' addresses (also what
+        :mod:`sim.ascend.scalar` steps from)."""
+        regs: dict[str, object] = {"block_idx": core_id, "block_num": self.blocks, "subblock_idx": sub}
+        regs.update(self.scalars)
+        return regs
 
     def source_line(self, line: int) -> str | None:
         return self.module.source_line(line)
@@ -534,7 +548,8 @@ class Launch:
             for name in self.gm.names:
                 outputs[name.lstrip("%")] = self.gm.array(name)
         return LaunchResult(self.kernel.name, self.core_type, self.blocks, [c.events for c in cores], self.gm,
-                            self.reports, executed, outputs)
+                            self.reports, executed, outputs, pc_counts={self.kernel.name: self.pc_counts},
+                            taken_counts={self.kernel.name: self.taken_counts})
 
     def run_core(self, core: Core) -> str:
         """Run ``core`` from its pc until it ends (``'done'``) or waits for a cross-core flag (``'blocked'``)."""
@@ -545,6 +560,7 @@ class Launch:
         limit = self.max_steps
         # the step count is compared with one bound: the limit, or the next look at the clock (progress)
         check = min(limit, steps + TICK_STEPS) if self.progress is not None else limit
+        counts, taken = self.pc_counts, self.taken_counts
         try:
             while pc < n:
                 steps += 1
@@ -555,13 +571,19 @@ class Launch:
                         break
                     self._tick(core, steps)
                     check = min(limit, steps + TICK_STEPS)
+                counts[pc] += 1
                 nxt = code[pc](core)
-                pc = pc + 1 if nxt is None else nxt
+                if nxt is None:
+                    pc += 1
+                else:
+                    taken[pc] += 1
+                    pc = nxt
         except KeyboardInterrupt:     # Ctrl-C: say where this core was, keep the results, run no more cores
             steps -= 1
             self.interrupted = True
             self._stop_looping(core, pc, steps, why="Ctrl-C")
         except Blocked:
+            counts[pc] -= 1               # it runs again when the flag comes
             core.pc, core.steps = pc, steps - 1
             return "blocked"
         except UndefinedBehaviour as ub:
@@ -1061,4 +1083,6 @@ def _launch_mix(module, machine, name, pair, inputs, cores, functional, max_step
             outputs[pname.lstrip("%")] = aic.gm.array(pname)
     return LaunchResult(name, "mix", n, [c.events for c in all_cores], aic.gm, aic.reports + aiv.reports, executed,
                         outputs, core_types=[c.kind for c in all_cores],
-                        core_kernels=[c.launch.kernel.name for c in all_cores], vector_blocks=2 * n)
+                        core_kernels=[c.launch.kernel.name for c in all_cores], vector_blocks=2 * n,
+                        pc_counts={fa.name: aic.pc_counts, fv.name: aiv.pc_counts},
+                        taken_counts={fa.name: aic.taken_counts, fv.name: aiv.taken_counts})

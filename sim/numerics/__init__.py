@@ -29,7 +29,7 @@ A PTX line and its call::
     cvt.rn.satfinite.f16.f32 %rs1, %f1;
     bits = encode(decode(f1_bits, 'f32'), 'f16', 'rn', saturate=True)
 
-Quantisation (:mod:`.quant`, :mod:`.calibrate`, :mod:`.report`)
+Quantisation (:mod:`.quant`, :mod:`.calibration`, :mod:`.report`)
     ``QuantParams.make(qtype, scale, zero_point=0, axis=None)``, ``quantize``, ``dequantize``,
     ``fake_quantize``, ``quantized_gemm(a, b, pa, pb) -> QGemmResult``; ``calibrate(data, qtype,
     method)`` with methods ``minmax percentile mse kl``, ``Calibrator``, ``params_from_range``;
@@ -49,6 +49,7 @@ Precision modes (:mod:`.precision`)
 # codec does not pay for quantisation, calibration or the precision-mode tables at start-up.
 _WHERE = {
     "arith": "add cvt_float div fma mul sqrt sub",
+    "calibration": "Calibrator calibrate params_from_range",
     "codec": "PTX_CANONICAL_NAN decode encode ordinal pack_int4 ulp ulp_distance unpack_int4 values_to_bits",
     "formats": "ALIASES FORMATS FloatFormat IntFormat describe float_format get_format int_format",
     "hif8": "HIF8_VALUES hif8_decode",
@@ -60,10 +61,6 @@ _WHERE = {
                 "sat01 saturate_int wrap_int",
 }
 _MODULE_OF = {name: mod for mod, names in _WHERE.items() for name in names.split()}
-
-# ``calibrate`` names both a module and its function: imported now, so that the package's
-# attribute is the function whatever is imported later
-from .calibrate import Calibrator, calibrate, params_from_range  # noqa: E402
 
 
 def __getattr__(name: str):

@@ -203,10 +203,20 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     log = getattr(streams, "async_log", None)          # where the functional semantics completed async work
     waits = log.by_warp(replay_index) if log is not None else None
 
+    # same-address atomics serialise at the address's L2 slice, whichever SM sends them: the hottest
+    # address's operations one after the other (scaled from the sample when several sampled CTAs
+    # share the address)
+    h = max(streams.atomic_counts.values(), key=lambda v: v[0], default=None)
+    hot = 0.0 if h is None else h[0] * (f if sampled and h[2] else 1.0)
+    atomic_cycles = hot * P.lat["atomic_same_address"]
+    hot_pcs = frozenset(h[3]) if h is not None and len(h) > 3 else frozenset()
+    aw = [0.0]                  # the queueing each of those atomics sees at the slice (below)
+
     def one(i, dram_latency, traced=False):
         # lists[i] is what SM i runs (every SM's list, one CTA per SM, or SM 0's sample)
         sm = SM(facts, P, ctas_per_sm=k, warps_per_cta=wpc, l1_lines=l1_lines, l2_hit=h2s[0], dram_bpc=dram_bpc,
-                l2_bpc=l2_bpc, trace=traced, leaders=leaders, dram_latency=dram_latency, sm_index=i)
+                l2_bpc=l2_bpc, trace=traced, leaders=leaders, dram_latency=dram_latency, sm_index=i,
+                hot_atomics=hot_pcs, atomic_wait=aw[0])
         return sm.run(per_sm[i], ids=list(lists[i]) if waits is not None else None, waits=waits)
 
     def replay(dram_latency):
@@ -253,6 +263,21 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
                 hi = mid
         dram_latency = 0.5 * (lo + hi)
         runs, slow, sm_cycles = replay(dram_latency)
+    # When the hottest address's atomics take longer one after the other than the SMs' replay, every
+    # SM's atomics to it wait in the slice's queue: each waits the delay ``w`` at which the replayed SM
+    # time reaches the serial time (the SMs keep their CTAs in flight while they wait: Little's law).
+    # Only warps that wait for such an atomic (its result, or an .acquire) are slowed; the SM time
+    # is close to linear in ``w``: one replay at the gap gives the slope, one more at the solution
+    if h is not None and h[2] and atomic_cycles > sm_cycles > 0:
+        gap = atomic_cycles - sm_cycles
+        aw[0] = gap
+        rb = replay(dram_latency)
+        slope = (rb[2] - sm_cycles) / gap
+        if slope > 0.01:
+            aw[0] = gap / slope
+            runs, slow, sm_cycles = replay(dram_latency)
+        else:
+            aw[0] = 0.0
     # the trace: the slowest SM (the one that sets the time) replayed once more, recording slices
     # (the replay is deterministic: its figures are those of ``slow``)
     slices = one(runs.index(slow), dram_latency, traced=True).slices if trace else None
@@ -308,6 +333,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
         "cycles": cycles, "seconds": cycles / P.hz,
         "sm_cycles": sm_cycles, "dram_cycles": dram_cycles, "l2_cycles": l2_cycles, "launch_overhead": over, "atomic_cycles": atomic_cycles,
         "dram_latency": dram_latency,
+        "atomic_wait": aw[0],          # queueing of each atomic to the hottest address at its slice
         "ipc": (issued / sms if ncta >= sms else issued / active) / body if body else 0.0,
         "issued_warp_instructions": issued,
         "occupancy": {"theoretical": occ.theoretical, "achieved": achieved, "limiter": occ.limiter,

@@ -20,7 +20,8 @@ from __future__ import annotations
 KINDS = ("exact", "measured", "modelled", "guessed")
 
 #: fields that are the timing model's output whatever the launch
-MODELLED = ("cycles", "seconds", "sm_cycles", "dram_cycles", "l2_cycles", "atomic_cycles", "dram_latency", "ipc",
+MODELLED = ("cycles", "seconds", "sm_cycles", "dram_cycles", "l2_cycles", "atomic_cycles", "atomic_wait",
+            "dram_latency", "ipc",
             "bound", "top_stall", "pipes", "stalls", "memory", "occupancy.achieved",
             # the median residual of the calibration small launches (sim/machines/h200.toml [fitted])
             "launch_overhead")

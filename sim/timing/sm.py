@@ -98,16 +98,25 @@ class OpFacts:
     line: int = 0
     l1_bypass: bool = False     # .cg loads and cp.async.cg: cached in L2 only (PTX ISA 9.7.9.1), no L1 lookup
     smem_wf: float = 0.0        # wgmma: shared-memory wavefronts (128 B) its operands take, per warp
+    acquire: bool = False       # an ``.acquire``/``.acq_rel`` load or atomic: what follows waits for it
 
 
-def _releases(ins) -> bool:
-    """A ``.release``/``.acq_rel`` store or atomic: it drains the store buffers as a fence does, in the
-    functional relaxed memory (:mod:`sim.ptx.order`) and here (the same ordering table)."""
+def _orders(ins) -> tuple[bool, bool]:
+    """(release, acquire) of a memory instruction, from the ordering table the functional relaxed
+    memory (:mod:`sim.ptx.order`) uses: a ``.release``/``.acq_rel`` store or atomic drains the store
+    buffers as a fence does; an ``.acquire``/``.acq_rel`` load or atomic orders every later access
+    after it, so the warp's next instruction waits for its completion (the acquire's wait)."""
     from isa.ptx.memorder import ordering
     from isa.ptx.opcodes import split
 
     c, mods = split(ins)
-    return ordering(c, mods).release
+    o = ordering(c, mods)
+    return o.release, o.acquire
+
+
+def _releases(ins) -> bool:
+    """A ``.release``/``.acq_rel`` store or atomic (:func:`_orders`)."""
+    return _orders(ins)[0]
 
 
 def op_facts(state, P: H200Params) -> list[OpFacts]:
@@ -176,10 +185,13 @@ def op_facts(state, P: H200Params) -> list[OpFacts]:
             elif fam == "wgmma.wait_group":
                 special = "wg_wait"
                 arg = float(ins.operands[0].value) if ins.operands and hasattr(ins.operands[0], "value") else 0.0
-        if special is None and fam in ("st", "atom", "red") and _releases(ins):
+        rel = acq = False
+        if fam in ("st", "atom", "red", "ld"):
+            rel, acq = _orders(ins)
+        if special is None and fam in ("st", "atom", "red") and rel:
             special = "membar"          # ptxas puts a MEMBAR before a release store or atomic (as for fences)
         out.append(OpFacts(ins.full_opcode, pipe, float(lat), cause, rd, wr, special, arg, ins.span.line,
-                           "cg" in ins.modifiers, smem_wf))
+                           "cg" in ins.modifiers, smem_wf, acq and fam in ("ld", "atom")))
     return out
 
 
@@ -286,7 +298,8 @@ class SM:
 
     def __init__(self, facts: list[OpFacts], P: H200Params, *, ctas_per_sm: int, warps_per_cta: int,
                  l1_lines: int, l2_hit: float, dram_bpc: float, l2_bpc: float, trace: bool = False,
-                 leaders=frozenset(), dram_latency: float | None = None, sm_index: int = 0):
+                 leaders=frozenset(), dram_latency: float | None = None, sm_index: int = 0,
+                 hot_atomics=frozenset(), atomic_wait: float = 0.0):
         self.f, self.P, self.k, self.wpc = facts, P, max(1, ctas_per_sm), warps_per_cta
         pp = P.pipes
         self.sub = [{n: Unit(n, pp[n]) for n in ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma_sync")}
@@ -336,6 +349,9 @@ class SM:
         self.l2_work = 0.0
         self.stalls = Stalls()
         self.leaders = leaders      # pcs of loads ptxas merges into vector loads (sim.timing.vectorize)
+        # same-address atomics from the whole chip queue at their L2 slice: ``atomic_wait`` cycles more
+        # for the atomics (pcs ``hot_atomics``) to the launch's hottest address (sim.timing.h200.predict)
+        self.hot_atomics, self.atomic_wait = hot_atomics, atomic_wait
         self.dram_latency = P.lat["global_dram"] if dram_latency is None else dram_latency   # loaded latency
 
     def _l1(self, lines) -> tuple[int, int]:
@@ -379,6 +395,7 @@ class SM:
         l2_lat, dram_lat = L["global_l2"], self.dram_latency
         miss_extra = (1.0 - self.l2_hit) * (dram_lat - l2_lat)
         lds, conflict = L["lds"], L["lds_per_conflict_way"]
+        hot_atomics = self.hot_atomics
         st = self.stalls
         cyc: dict = {}                      # stall cycles per cause, summed here, given to st at the end
 
@@ -454,16 +471,31 @@ class SM:
         # replay of the 2048^3 hgemm_cp_async perf launch, and a NamedTuple costs 6 to 8 times a tuple
         # to build and 4 times to unpack (measured here, CPython 3.11); the streams they index are named
         # (:class:`sim.timing.streams.WarpStream`, :class:`sim.timing.streams.Access`).
+        #
+        # Warps held back by a full queue (MIO/LSU issue queue, store queue) until cycle ``W`` wait in
+        # their sub-partition's group ``blocked[sp][W]`` (a heap of ``(since, warp)``), with one entry
+        # ``(W, since, warp, 0)`` in the event heap for its first warp (the key that warp's own entry
+        # would have: the order of events is unchanged). At ``W`` the first warp is offered the issue
+        # slot as before; once a warp of the group finds the slot taken (``sp_free[sp] > W``), every
+        # other warp of the group would find the same at ``W`` (no warp of ``sp`` can issue at ``W``
+        # any more), so all of them join ``slot_wait[sp]`` at once, each charged ``not_selected`` as it
+        # would have been one by one. Without the groups, each warp blocked on a full queue was popped
+        # and re-queued once per freed slot (40.7 M pops per replay of the hgemm_cp_async perf launch).
+        # An iteration that ends by pushing an event gets the next one with ``heappushpop`` (the pushed
+        # event comes straight back when it is the earliest): the same order, one heap operation.
         slot_wait: list = [[], [], [], []]
+        blocked: list = [{}, {}, {}, {}]
         ver = [0, 0, 0, 0]
-        heappush, heappop = heapq.heappush, heapq.heappop
+        heappush, heappop, heappushpop = heapq.heappush, heapq.heappop, heapq.heappushpop
         ns = 0.0                                     # not_selected cycles
-        while heap:
-            item = heappop(heap)
+        item = heappop(heap) if heap else None
+        while item is not None:
             r, since, g = item[0], item[1], item[2]
+            grp = None
             if g < 0:                                   # a sub-partition's waiting warps
                 sp = -1 - g
                 if item[3] != ver[sp]:
+                    item = heappop(heap) if heap else None
                     continue
                 g, since = heappop(slot_wait[sp])
                 ver[sp] += 1
@@ -474,18 +506,45 @@ class SM:
             else:
                 tok = False
                 sp = sp_of[g]
+                if len(item) > 3:                       # the first warp of a group blocked until r
+                    grp = blocked[sp].get(r)
+                    if grp is None or grp[0] != (since, g):
+                        item = heappop(heap) if heap else None      # stale: that warp went already
+                        continue
+                    heappop(grp)
+                    if not grp:
+                        del blocked[sp][r]
+                        grp = None
                 s = streams[g]
                 pc, acc = s[ip[g]], accs[g][ip[g]]
                 free = acc is not None and acc[0][1] == "merged"   # part of a vector load: not issued
                 if not free and sp_free[sp] > r:        # another warp has the issue slot
-                    ns += sp_free[sp] - r
+                    d = sp_free[sp] - r
+                    ns += d
                     w = slot_wait[sp]
-                    me = (g, since)
-                    if not w or me < w[0]:
-                        ver[sp] += 1
-                        heappush(heap, (sp_free[sp], since, -1 - sp, ver[sp]))
-                    heappush(w, me)
+                    if grp is None:
+                        me = (g, since)
+                        if not w or me < w[0]:
+                            ver[sp] += 1
+                            heappush(w, me)
+                            item = heappushpop(heap, (sp_free[sp], since, -1 - sp, ver[sp]))
+                            continue
+                        heappush(w, me)
+                    else:                               # the rest of the group: the same, at once
+                        first = w[0] if w else None
+                        heappush(w, (g, since))
+                        for since2, g2 in grp:
+                            heappush(w, (g2, since2))
+                            ns += d
+                        del blocked[sp][r]
+                        if first is None or w[0] < first:
+                            ver[sp] += 1
+                            item = heappushpop(heap, (sp_free[sp], w[0][1], -1 - sp, ver[sp]))
+                            continue
+                    item = heappop(heap) if heap else None
                     continue
+                if grp is not None:                     # the group's next warp, at this cycle
+                    heappush(heap, (r, grp[0][0], grp[0][1], 0))
             op = f[pc]
             if trace:
                 tcur[0] = op                            # names the unit slices of this issue
@@ -501,9 +560,11 @@ class SM:
                 u = sub[sp][pn]
             if u is not None and u.free_at > r:
                 add("math_pipe_throttle" if op.pipe != "lsu" else "mio_throttle", u.free_at - r)
-                heappush(heap, (u.free_at, since, g))
                 if tok and slot_wait[sp]:
-                    heappush(heap, (sp_free[sp], slot_wait[sp][0][1], -1 - sp, ver[sp]))
+                    heappush(heap, (u.free_at, since, g))
+                    item = heappushpop(heap, (sp_free[sp], slot_wait[sp][0][1], -1 - sp, ver[sp]))
+                else:
+                    item = heappushpop(heap, (u.free_at, since, g))
                 continue
             if acc is not None and not free:
                 wait, why = r, None
@@ -522,9 +583,19 @@ class SM:
                                 wait, why = at, "lg_throttle"
                 if wait > r:
                     add(why, wait - r)
-                    heappush(heap, (wait, since, g))
+                    bw = blocked[sp].get(wait)           # join the warps blocked until ``wait``
+                    me = (since, g)
+                    if bw is None:
+                        blocked[sp][wait] = [me]
+                        heappush(heap, (wait, since, g, 0))
+                    else:
+                        if me < bw[0]:
+                            heappush(heap, (wait, since, g, 0))
+                        heappush(bw, me)
                     if tok and slot_wait[sp]:
-                        heappush(heap, (sp_free[sp], slot_wait[sp][0][1], -1 - sp, ver[sp]))
+                        item = heappushpop(heap, (sp_free[sp], slot_wait[sp][0][1], -1 - sp, ver[sp]))
+                    else:
+                        item = heappop(heap)
                     continue
             t = r
             if not free:
@@ -622,8 +693,9 @@ class SM:
                             sa = self.atom.reserve(s2, max(1, extra))
                             sq.admit(t, sa)
                             if op.writes:
-                                done, cause = max(done, sa + l2_lat + L["atomic_same_address"] * max(0, extra - 1)), \
-                                    "long_scoreboard"
+                                w_ = self.atomic_wait if pc in hot_atomics else 0.0
+                                done, cause = max(done, sa + l2_lat + L["atomic_same_address"] * max(0, extra - 1)
+                                                  + w_), "long_scoreboard"
                     else:
                         done = max(done, t + L["global_l1"])
                 if not free:
@@ -664,6 +736,8 @@ class SM:
                     d = sq.drained_at(t)
                     if d > after:
                         after, after_cause = d, "membar"
+            if op.acquire and done > after:
+                after, after_cause = done, "long_scoreboard"
             if use_log:
                 deps = waits.get(gw_of[g])
                 deps = deps.get(ip[g]) if deps else None
@@ -689,6 +763,7 @@ class SM:
                 if len(lst) == live[c]:
                     self._release(lst, heap, L["barrier"], streams, ip, f, reg_t, reg_c, add)
                     parked[c] = []
+                item = heappop(heap) if heap else None
                 continue
             if i >= len(s):
                 end = max(done, after, cpg[g][0], max(cpg[g][1], default=0.0), wgg[g][0])
@@ -703,6 +778,7 @@ class SM:
                     if nxt < len(ctas):
                         start_cta(nxt, cta_end[c])
                         nxt += 1
+                item = heappop(heap) if heap else None
                 continue
             nop = f[s[i]]
             ready, why = after, after_cause
@@ -711,7 +787,7 @@ class SM:
                     ready, why = rt[x], rc[x]
             if ready > t + 1.0 and why is not None:
                 cyc[why] = cyc.get(why, 0.0) + (ready - t - 1.0)
-            heappush(heap, (ready, ready, g))
+            item = heappushpop(heap, (ready, ready, g))
         add("not_selected", ns)
         for cause, v in cyc.items():
             st.add(cause, v)

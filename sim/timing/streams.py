@@ -78,7 +78,7 @@ class WarpStreams:
         self.shared_ideal = 0
         self.events = 0
         self.global_sectors = 0         # sector accesses of global loads, stores and atomics
-        self.atomic_counts: dict[int, list] = {}   # byte address -> [atomic lanes, first CTA, shared by CTAs]
+        self.atomic_counts: dict[int, list] = {}   # byte address -> [atomic lanes, first CTA, shared by CTAs, pcs]
         self._rpc: list = []            # per record: its pc; streams hold records by index
         self._racc: list = []           # per record: its accesses (a tuple of Access) or None
         self._plain: dict[int, int] = {}  # pc -> record of its non-memory executions
@@ -132,16 +132,17 @@ class WarpStreams:
                 (self.write_sectors if kind == "store" else self.read_sectors).append(ids)
                 if kind == "atomic":
                     self.write_sectors.append(ids)
-                    hot = self.atomic_counts     # per address: [atomics seen, first CTA, CTAs > 1]
+                    hot = self.atomic_counts     # per address: [atomics seen, first CTA, CTAs > 1, pcs]
                     for row, m, cta in zip(a, act, np.broadcast_to(p.ctas, (len(a),)).tolist()):
                         u, c = np.unique(row[m], return_counts=True)
                         for x, n in zip(u.tolist(), c.tolist()):
                             h = hot.get(x)
                             if h is None:
-                                hot[x] = [n, cta, False]
+                                hot[x] = [n, cta, False, {pc}]
                             else:
                                 h[0] += n
                                 h[2] = h[2] or h[1] != cta
+                                h[3].add(pc)
                     extra = [_max_same(a[i][act[i]]) for i in range(len(a))]
                 elif kind in ("load", "async_load"):
                     extra = _line_sectors(np.where(act, a >> 5, -1))

@@ -125,7 +125,7 @@ def test_unreadable_or_unparsable_files_exit_2_with_a_location(corpus, capsys, t
     code, _, err = run(capsys, asm)
     assert code == 2 and err.startswith(f"{asm}:1:1: error:") and "Traceback" not in err
     code, _, err = run(capsys, corpus / "ptx" / PTX, "--cfg", str(tmp_path))
-    assert code == 2 and err == f"error: cannot write {tmp_path}: Is a directory\n"
+    assert code == 2 and err == f"{tmp_path}: error: cannot write {tmp_path}: Is a directory\n"
 
 
 def test_an_analyzer_bug_is_one_line_not_a_traceback(corpus, capsys, monkeypatch):
@@ -160,3 +160,32 @@ def test_every_corpus_file_in_one_run(corpus, manifest, capsys):
     entry = next(e for e in manifest["entries"] if e["entry"] == wgmma["name"])
     assert wgmma["classes"]["TENSOR_CORE"] == entry["static_counts"]["sm_90"]["wgmma"] == 5
     assert wgmma["shared_bytes"] > 0
+
+
+def test_outputs_that_cannot_be_written_are_located_errors(tmp_path, capsys):
+    """--plot, --cfg and -o to a folder that does not exist: ``PATH: error: cannot write ...`` (exit 2), as
+    kernlens run's --trace and --out say it; before, the message had no ``file:`` prefix."""
+    from tests.conftest import EXAMPLES
+    from kernlens.cli import main as kernlens
+
+    ptx = EXAMPLES / "ptx" / "sgemm_tiled.sm_90.ptx"
+    for opt, name in (("--plot", "r.svg"), ("--cfg", "g.dot"), ("-o", "out.json")):
+        bad = str(tmp_path / "no" / name)
+        extra = ("--format", "json") if opt == "-o" else ()
+        code, _, err = run(capsys, ptx, opt, bad, *extra)
+        assert code == 2 and err.startswith(f"{bad}: error: cannot write {bad}: "), (opt, err)
+    bad = str(tmp_path / "no" / "t.svg")
+    code = kernlens(["run", str(ptx), "--launch", f"{EXAMPLES / 'manifest.json'}#sgemm_tiled", "--timing", "h200",
+                     "--plot", bad])
+    assert code == 2 and capsys.readouterr().err.startswith(f"{bad}: error: cannot write {bad}: ")
+
+
+def test_an_unknown_param_lists_the_parameters(capsys):
+    """``--param nope=3`` said only that no kernel has it; now it names the parameters to choose from."""
+    from tests.conftest import EXAMPLES
+
+    code, _, err = run(capsys, EXAMPLES / "ptx" / "sgemm_tiled.sm_90.ptx", "--param", "nope=3")
+    assert code == 2
+    assert err.startswith("error: --param nope: no analysed kernel has a parameter of that name (parameters: "
+                          "sgemm_tiled_param_0 (A), sgemm_tiled_param_1 (B), sgemm_tiled_param_2 (C), ")
+    assert "sgemm_tiled_param_5 (K))" in err

@@ -64,20 +64,46 @@ def test_validate_kernel_does_not_import_the_simulator():
 
 
 def test_the_ptx_parser_tables_are_cached_on_disk_and_give_the_same_parse(tmp_path, monkeypatch):
-    """Start-up (issue #15): the LALR tables are built once and loaded after (~0.1 s -> ~0.01 s)."""
+    """Start-up (issue #15): the LALR tables are built once and loaded after (~0.1 s -> ~0.01 s),
+    from the user cache or, where that is empty, from the copy the first build left beside the
+    grammar; a damaged copy is rebuilt, and with the cache off nothing is read or written."""
     from pathlib import Path
+
+    import lark.parsers.lalr_analysis as lalr
 
     import isa
     import isa.ptx.parser as parser
 
     src = (Path(__file__).resolve().parents[2] / "examples" / "ptx" / "hgemm_wmma.sm_90.ptx").read_text()
-    want = isa.loads(src, "k.ptx").emit()
-    monkeypatch.setenv("KERNLENS_CACHE", str(tmp_path))
-    monkeypatch.setattr(parser, "_LARKS", {})
-    parser._lark()
-    (cache,) = (tmp_path / "lark").iterdir()
-    assert cache.stat().st_size > 1000
-    monkeypatch.setattr(parser, "_LARKS", {})       # a new process: the tables come from the file
-    assert isa.loads(src, "k.ptx").emit() == want
+    want = isa.loads(src, "k.ptx", cache=False).emit()
+    builds = []
+    build = lalr.LALR_Analyzer.compute_lalr
+    monkeypatch.setattr(lalr.LALR_Analyzer, "compute_lalr", lambda self: (builds.append(1), build(self))[1])
+    monkeypatch.delenv("KERNLENS_NO_CACHE", raising=False)
+    installed = tmp_path / "beside-the-grammar"
+    monkeypatch.setattr(parser, "INSTALLED_TABLES", installed)
+    installed.mkdir()
+    (installed / "another-grammar.pickle").write_bytes(b"old")
+
+    def new_process(user_cache: str):
+        monkeypatch.setenv("KERNLENS_CACHE", str(tmp_path / user_cache))
+        monkeypatch.setattr(parser, "_LARKS", {})
+        builds.clear()
+        return isa.loads(src, "k.ptx", cache=False).emit()
+
+    assert new_process("user1") == want and builds                         # built, then stored twice:
+    (entry,) = (tmp_path / "user1" / "lark").iterdir()
+    assert entry.stat().st_size > 1000
+    assert sorted(p.name for p in installed.iterdir()) == [entry.name]      # (the other grammar's gone)
+    assert new_process("user1") == want and not builds                     # from the user cache
+    assert new_process("user2") == want and not builds                     # an empty one: from the copy
+    assert (tmp_path / "user2" / "lark" / entry.name).read_bytes() == entry.read_bytes()
+    (installed / entry.name).write_bytes(entry.read_bytes()[:-10])          # a damaged copy: built again
+    assert new_process("user3") == want and builds
+    assert (installed / entry.name).read_bytes() == (tmp_path / "user3" / "lark" / entry.name).read_bytes()
     monkeypatch.setenv("KERNLENS_NO_CACHE", "1")
-    assert parser._table_cache("x", False) is None
+    monkeypatch.setattr(parser, "_LARKS", {})
+    (installed / entry.name).unlink()
+    builds.clear()
+    assert isa.loads(src, "k.ptx", cache=False).emit() == want and builds   # off: built, nothing written
+    assert not installed.joinpath(entry.name).exists()

@@ -86,13 +86,15 @@ def test_missing_launch_is_exit_2(files, capsys):
 
 def test_missing_file_is_exit_2(files, capsys):
     assert main(["run", str(files / "nope.ptx"), "--launch", str(files / "spec.json")]) == 2
-    assert "cannot read" in capsys.readouterr().err
+    nope = files / "nope.ptx"
+    assert capsys.readouterr().err.startswith(f"{nope}: error: no such file: {nope}")   # as validate-kernel says it
 
 
 def test_binary_file_is_exit_2(files, capsys):
     (files / "bin.ptx").write_bytes(b"\xff\xfe\x00\x81")
     assert main(["run", str(files / "bin.ptx"), "--launch", str(files / "spec.json")]) == 2
-    assert "not a text file" in capsys.readouterr().err
+    bin_ = files / "bin.ptx"
+    assert capsys.readouterr().err.startswith(f"{bin_}: error: not a text file (binary data): {bin_}")
 
 
 def test_parse_error_is_located(files, capsys):
@@ -304,6 +306,18 @@ def test_ascend_run_says_its_timing_is_modelled_and_counts_instructions(capsys):
     assert main(["run", path, "--cores", "1", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["label"] == "modelled" and d["instructions"] == 1348
+    # per field, as a PTX run's result.timing["labels"]; every figure of the JSON is covered
+    from sim.timing.labels import unlabelled
+
+    lab = d["labels"]
+    assert (lab["cycles"], lab["instructions"], lab["gm.bytes"], lab["gm.l2_hit_rate"]) == (
+        "modelled", "exact", "exact", "modelled")
+    figures = {k: v for k, v in d.items() if k in ("cycles", "seconds", "pipes", "flags", "stalls", "instructions",
+                                                   "gm", "gemm", "pipes_by_core_kind")}
+    assert unlabelled(figures, lab) == []
+    text = "\n".join(out)
+    assert "stalls (cycles, modelled): " in text and "flag waits (modelled): " in text
+    assert "; modelled: 31,457,280 FLOPs over the modelled time, peaks of the machine model)" in text
 
 
 def test_a_sampled_timing_run_says_its_counts_and_check_are_partial(tmp_path, capsys):
@@ -336,3 +350,13 @@ def test_trace_without_timing_on_ptx_says_what_it_needs(files, capsys):
     """The message said a PTX run has no trace; with --timing h200 it has one (issue #10)."""
     assert main(["run", str(files / "k.ptx"), "--launch", str(files / "spec.json"), "--trace", "t.json"]) == 2
     assert "on PTX, --trace goes with --timing h200" in capsys.readouterr().err
+
+
+def test_a_launch_of_a_kernel_the_file_lacks_names_the_file(capsys):
+    """``kernlens run F --launch manifest.json#OTHER`` said ``error: no kernel named ...`` with no file."""
+    from kernlens.cli import main as kl
+    from tests.conftest import EXAMPLES
+
+    ptx = EXAMPLES / "ptx" / "sgemm_tiled.sm_90.ptx"
+    assert kl(["run", str(ptx), "--launch", f"{EXAMPLES / 'manifest.json'}#hgemm_wmma"]) == 2
+    assert capsys.readouterr().err.startswith(f"{ptx}: error: no kernel named 'hgemm_wmma' (kernels: sgemm_tiled)")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from isa.errors import InputError
-from sim.numerics.calibrate import Calibrator, calibrate, params_from_range
+from sim.numerics.calibration import Calibrator, calibrate, params_from_range
 from sim.numerics.quant import QuantParams, dequantize, fake_quantize, quantize, quantized_gemm
 from sim.numerics.report import error_report
 
@@ -177,3 +177,12 @@ def test_quantized_gemm_int32_accumulation_and_rescale():
     big = quantized_gemm(np.full((1, 140000), 1.0, np.float32), np.full((140000, 1), 1.0, np.float32),
                          QuantParams.make("s8", 1 / 127), QuantParams.make("s8", 1 / 127))
     assert big.acc_overflows == 1 and int(big.acc[0, 0]) == 127 * 127 * 140000 - 2 ** 32
+
+
+def test_the_package_name_calibrate_is_the_function():
+    """sim.numerics.calibrate is the function (its module is sim.numerics.calibration, imported on
+    first use so that a launch does not pay for it)."""
+    import sim.numerics as numerics
+
+    assert numerics.calibrate is calibrate and callable(numerics.calibrate)
+    assert numerics.Calibrator is Calibrator
