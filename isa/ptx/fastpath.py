@@ -1,4 +1,5 @@
-"""A fast path past Lark for the common statement lines of a PTX body: instructions and ``.loc``.
+"""A fast path past Lark for the common statement lines of a PTX body: instructions, ``.loc``,
+labels and ``.reg .TYPE %name<N>;`` declarations.
 
 Most lines of real PTX are one instruction alone on its line with registers, integers, hex floats,
 simple addresses and brace vectors (``ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd8+16];``), or a
@@ -46,6 +47,8 @@ _LINE = re.compile(
     rf"|\.loc[ \t]+(?P<lf>[1-9][0-9]*|0)[ \t]+(?P<ll>[1-9][0-9]*|0)[ \t]+(?P<lc>[1-9][0-9]*|0)"
     rf"(?:[ \t]*,[ \t]*function_name[ \t]+(?P<fn>{_NAME}|\.[A-Za-z_$][A-Za-z0-9_$]*)(?:[ \t]*\+[ \t]*(?P<fo>[1-9][0-9]*|0))?)?"
     rf"(?:[ \t]*,[ \t]*inlined_at[ \t]+(?P<i1>[1-9][0-9]*|0)[ \t]+(?P<i2>[1-9][0-9]*|0)[ \t]+(?P<i3>[1-9][0-9]*|0))?"
+    rf"|(?P<label>{_NAME}[ \t]*:)(?!:)"
+    rf"|\.reg[ \t]+\.(?P<rt>[A-Za-z_$][A-Za-z0-9_$]*)[ \t]+(?P<rn>{_NAME})[ \t]*<[ \t]*(?P<rc>[1-9][0-9]*|0)[ \t]*>[ \t]*;"
     rf"){_TAIL}$",
     re.M,
 )
@@ -325,6 +328,17 @@ def _statement(m, file: str, line: int, split: dict, line_start: int):
     """The IR of line match ``m`` (``line_start``: where its line starts in the text)."""
     g = m.group
     op_text = g("op")
+    if op_text is None and g("lf") is None:
+        if g("label") is not None:          # a label alone on its line (the LABEL token, colon included)
+            t = g("label")
+            col = m.start("label") - line_start + 1
+            return ir.Label(t.rstrip(": \t"), span=_span(file, line, col, col + len(t)))
+        typ = g("rt")                       # .reg .TYPE %name<N>;
+        if typ in ("v2", "v4", "v8"):
+            raise _Decline
+        col = m.start("rn") - line_start + 1
+        return ir.RegisterDecl(typ, (g("rn"),), count=int(g("rc")), vector=None,
+                               span=_span(file, line, col, col + len(g("rn"))))
     if op_text is None:                     # .loc
         fname = g("fn")
         if fname is not None and g("fo") is not None:
@@ -359,9 +373,9 @@ def _statement(m, file: str, line: int, split: dict, line_start: int):
 
 
 class Run:
-    """The statements of one run of fast lines; ``head``: how many instructions come before its
-    first ``.loc`` (they take the ``.loc`` in force where the run starts); ``last``: the run's last
-    ``.loc`` (in force after it), or None."""
+    """The statements of one run of fast lines; ``head``: how many statements come before its
+    first ``.loc`` (the instructions among them take the ``.loc`` in force where the run starts);
+    ``last``: the run's last ``.loc`` (in force after it), or None."""
 
     __slots__ = ("statements", "head", "last")
 
@@ -392,19 +406,21 @@ def substitute(text: str, file: str, start: int = 0) -> tuple[str, list[Run]]:
             st = _statement(m, file, line, split, s)
         except _Decline:
             continue
-        if stmts and text[run_end:s].strip(" \t\n\r") == "":
-            stmts.append(st)            # continues the run (only blanks between)
+        if stmts and _gap(text, run_end, s):
+            stmts.append(st)            # continues the run (only blanks and line comments between)
         else:
             if stmts:
                 _close(text, parts, runs, stmts, head, last, out_pos, run_start, run_end)
                 out_pos = run_end
             stmts, run_start, head, last = [st], s, 0, None
-        if type(st) is ir.Loc:
+        t = type(st)
+        if t is ir.Instruction:
+            if last is None:
+                head = len(stmts)       # the run's instructions up to here take the .loc in force before it
+            else:
+                st.__dict__["loc"] = last
+        elif t is ir.Loc:
             last = st.loc
-        elif last is None:
-            head += 1
-        else:
-            st.__dict__["loc"] = last
         run_end = m.end()
     if stmts:
         _close(text, parts, runs, stmts, head, last, out_pos, run_start, run_end)
@@ -413,6 +429,21 @@ def substitute(text: str, file: str, start: int = 0) -> tuple[str, list[Run]]:
         return text, []
     parts.append(text[out_pos:])
     return "".join(parts), runs
+
+
+def _gap(text: str, a: int, b: int) -> bool:
+    """Whether ``text[a:b]``, between two lines of a run, is blanks and line comments that close
+    no block comment (blanked, they read the same: inside a block comment or out of one)."""
+    gap = text[a:b]
+    if not gap.strip():
+        return True
+    if "*/" in gap:
+        return False
+    for piece in gap.split("\n"):
+        piece = piece.strip()
+        if piece and not piece.startswith("//"):
+            return False
+    return True
 
 
 def _close(text, parts, runs, stmts, head, last, out_pos, run_start, run_end) -> None:

@@ -305,7 +305,8 @@ class _Builder(Transformer):
         if run.head and self.last_loc is not None:
             loc = self.last_loc
             for ins in run.statements[: run.head]:
-                ins.__dict__["loc"] = loc
+                if type(ins) is ir.Instruction:
+                    ins.__dict__["loc"] = loc
         if run.last is not None:
             self.last_loc = run.last
         return run.statements
