@@ -92,7 +92,8 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
         if roof and roof.get("bound"):
             summary.add_row("roofline", f"{est}{roof['bound']}-bound on {roof['machine']}: attainable "
                             f"{_fmt((roof['attainable_ops_per_s'] or 0) / 1e12)} TFLOP/s of peak "
-                            f"{_fmt((roof['peak_ops_per_s'] or 0) / 1e12)}")
+                            f"{_fmt((roof['peak_ops_per_s'] or 0) / 1e12)} (a model: global bytes taken as DRAM "
+                            "bytes, no caches)")
         console.print(summary)
         with_sass = bool(sass and sass.get("available"))
         classes = Table(title="instruction classes" + (" (PTX and SASS)" if with_sass else ""), title_justify="left")
