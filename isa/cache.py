@@ -1,4 +1,5 @@
-"""The on-disk cache: what one process built (parsed modules, Lark's parser tables) for the next.
+"""The on-disk cache: what one process built (parsed modules, Lark's parser tables, a launch's
+drawn inputs) for the next.
 
 Where: ``$KERNLENS_CACHE`` if set, else the user cache folder (``platformdirs.user_cache_dir``:
 ``~/.cache/kernlens`` on Linux, ``~/Library/Caches/kernlens`` on macOS). ``KERNLENS_NO_CACHE=1``

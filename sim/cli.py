@@ -367,6 +367,7 @@ def _render_text(path, fn, spec, module, stats, seconds, problems, report, heat,
     if stats.get("memory_model") == "relaxed":
         lines.append(f"  memory model: relaxed, seed {stats.get('memory_seed')} (rerun with --memory-model relaxed "
                      f"--seed {stats.get('memory_seed')} to reproduce)")
+    lines.append(f"  counts (exact: counted by the functional simulator, {'the CTAs run' if partial else 'whole launch'}):")
     for key in ("warp_instructions", "thread_instructions", "shared_load_wavefronts",
                 "shared_store_wavefronts", "global_load_sectors", "global_store_sectors", "global_atomic_sectors"):
         if key in stats:
@@ -386,7 +387,8 @@ def _render_text(path, fn, spec, module, stats, seconds, problems, report, heat,
         lines.append(f"  work per launch (measured: the counts of this run): FLOPs {work['flops']:,}"
                      + (f" ({dt})" if dt else "") + f", int ops {work['int_ops']:,}, global bytes "
                      f"{work['global_bytes']:,}, intensity {inten}"
-                     + (f", {work['bound']}-bound on {work['machine']} (roofline)" if work.get("bound") else ""))
+                     + (f", {work['bound']}-bound on {work['machine']} (roofline, modelled: global bytes taken as "
+                        "DRAM bytes; --timing h200 models the caches)" if work.get("bound") else ""))
     if problems:
         lines.append(f"undefined behaviour: {len(problems)} problem(s)")
         lines += ["  " + str(p) for p in problems]

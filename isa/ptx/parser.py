@@ -155,6 +155,7 @@ class _Builder(Transformer):
         self.last_loc: ir.SourceLoc | None = None  # (not `loc`: that is a rule) last ``.loc`` of the function being read
         self.memo: StatementMemo | None = None     # learns instruction lines, recalls RECALLED ones
         self.text = ""                             # the text being parsed (for the memo)
+        self.runs: list = []                       # the FASTRUN tokens' statements (isa.ptx.fastpath)
 
     def span(self, tok) -> Span:
         s = _new(Span)  # _mkspan inlined: this runs for most tokens
@@ -294,6 +295,29 @@ class _Builder(Transformer):
         statements.append(c[1])
         return statements
 
+    def _run(self, tok) -> list:
+        """The statements of a run of fast lines (:mod:`isa.ptx.fastpath`), its leading instructions
+        given the ``.loc`` in force here."""
+        k = int(tok.value[1:])
+        if k >= len(self.runs):         # the character in a file (no run put it there)
+            raise ParseError("unexpected control character '\\x02'", self.span(tok))
+        run = self.runs[k]
+        if run.head and self.last_loc is not None:
+            loc = self.last_loc
+            for ins in run.statements[: run.head]:
+                ins.__dict__["loc"] = loc
+        if run.last is not None:
+            self.last_loc = run.last
+        return run.statements
+
+    def first_run(self, c):
+        return list(self._run(c[0]))
+
+    def next_run(self, c):
+        statements = c[0]
+        statements.extend(self._run(c[1]))
+        return statements
+
     def function(self, c):
         links = [x for x in c if type(x) is str]
         head = next(x for x in c if isinstance(x, tuple) and x and x[0] in ("entry", "func"))
@@ -416,6 +440,8 @@ class _Builder(Transformer):
     def recalled(self, c):
         """An instruction line parsed before (:class:`StatementMemo`), at this token's place."""
         tok = c[0]
+        if self.memo is None or int(tok.value[1:]) >= len(self.memo.templates):
+            raise ParseError("unexpected control character '\\x01'", self.span(tok))
         return self.memo.recall(int(tok.value[1:]), tok.line, tok.column, self.file, self.last_loc)
 
     def name(self, c):
@@ -847,7 +873,7 @@ def _lark(accelerated: bool | None = None) -> Lark:
 def _describe_expected(lark: Lark, names) -> list[str]:
     out = []
     for n in sorted(set(names or ())):
-        if n == "RECALLED":          # the memo's marker (StatementMemo): never written in a file
+        if n in ("RECALLED", "FASTRUN"):   # the memo's and the fast path's markers: never in a file
             continue
         if n in _TERMINAL_NAMES:
             out.append(_TERMINAL_NAMES[n])
@@ -861,31 +887,59 @@ def _describe_expected(lark: Lark, names) -> list[str]:
     return sorted(set(out))
 
 
+#: Whether parses take the common instruction and ``.loc`` lines past Lark (:mod:`isa.ptx.fastpath`):
+#: on unless ``KERNLENS_NO_FAST_PATH=1``. The IR is the same either way (tests/isa/test_fastpath.py).
+FAST_PATH = not os.environ.get("KERNLENS_NO_FAST_PATH")
+
+
 def parse(text: str, file: str = "<text>", *, lenient: bool = False, diagnostics: list | None = None,
-          memo: "StatementMemo | None" = None) -> ir.Module:
+          memo: "StatementMemo | None" = None, fast: bool | None = None) -> ir.Module:
     """Parse PTX ``text``; ``file`` names it in spans and errors.
 
     With ``lenient``, unknown opcodes and modifiers become warnings appended to ``diagnostics``
     instead of errors. With ``memo``, the parse teaches it the instruction lines it reads, and a
     ``RECALLED`` token (put there by :meth:`StatementMemo.substitute`) becomes the instruction it
-    stands for.
+    stands for. ``fast`` (default :data:`FAST_PATH`): build the common statement lines without
+    Lark (:mod:`isa.ptx.fastpath`); any error there and the text is parsed again without it, so
+    that errors are always Lark's on the real text.
     """
     with _gc_paused():
+        if fast if fast is not None else FAST_PATH:
+            from .fastpath import substitute
+
+            if not text.strip():
+                raise ParseError("empty file: expected '.version'", Span(file, 1, 1), source_line="")
+            sub, runs = substitute(text, file)
+            if runs:
+                found: list = []
+                try:
+                    module = _parse(text, file, lenient, found, memo, sub, runs)
+                except KernlensError:
+                    pass                # said again below, from the real text
+                else:
+                    if diagnostics is not None:
+                        diagnostics.extend(found)
+                    return module
         return _parse(text, file, lenient, diagnostics, memo)
 
 
-def _parse(text: str, file: str, lenient: bool, diagnostics: list | None, memo=None) -> ir.Module:
+def _parse(text: str, file: str, lenient: bool, diagnostics: list | None, memo=None,
+           parsed: str | None = None, runs: list | None = None) -> ir.Module:
+    """The module of ``text``; Lark reads ``parsed`` (``text`` with the fast path's ``runs``
+    substituted) where given."""
     if not text.strip():
         raise ParseError("empty file: expected '.version'", Span(file, 1, 1), source_line="")
+    if parsed is None:
+        parsed, runs = text, []
     with _LOCK:
         lark = _lark()
         builder = lark.options.transformer
         builder.file = file
         builder.scope_counter = 0
         builder.last_loc = None
-        builder.memo, builder.text = memo, text
+        builder.memo, builder.text, builder.runs = memo, parsed, runs
         try:
-            header, items = lark.parse(text)
+            header, items = lark.parse(parsed)
             failure = None
         except UnexpectedInput as exc:
             failure = _syntax_error(exc, text, file, lark)
@@ -898,7 +952,7 @@ def _parse(text: str, file: str, lenient: bool, diagnostics: list | None, memo=N
         except RecursionError:
             failure = ParseError("input nests too deeply to parse", Span(file, 1, 1))
         finally:
-            builder.memo, builder.text = None, ""
+            builder.memo, builder.text, builder.runs = None, "", []
     if failure is not None:
         if failure.span and failure.source_line is None:
             failure.source_line = _line(text, failure.span.line)

@@ -112,6 +112,13 @@ def run_ascend(args) -> int:
                        "peak_tflops": peak_all / 1e12, "peak_tflops_cores_used": peak_used / 1e12,
                        "fraction_of_peak": work / t.seconds / peak_all if t.seconds else 0.0,
                        "unit": "TOPS" if meta["dtype"] == "s8" else "TFLOP/s"}
+    # what each figure is (as result.timing["labels"] of a PTX run): the timing model's figures are modelled,
+    # the counts of this run exact
+    out["labels"] = {"cycles": "modelled", "seconds": "modelled", "pipes": "modelled", "flags": "modelled",
+                     "stalls": "modelled", "pipes_by_core_kind": "modelled", "instructions": "exact",
+                     "gm.bytes": "exact", "gm.unique_bytes": "exact", "gm.l2_hit_rate": "modelled",
+                     "gm.hbm_read_bytes": "modelled", "gm.hbm_writeback_bytes": "modelled",
+                     **({"gemm": "modelled", "gemm.flops": "exact"} if "gemm" in out else {})}
     rc = 0
     if args.check:
         out["check"] = compare(res.outputs, reference(meta, inputs), meta)
@@ -150,16 +157,17 @@ def _text(o: dict, functional: bool) -> str:
         g = o["gemm"]
         lines.append(f"  {g['tflops']:.1f} {g['unit']} of {g['peak_tflops']:.1f} {g['unit']} peak "
                      f"({g['fraction_of_peak'] * 100:.1f} % of peak; the {o['cores']} cube core(s) used peak at "
-                     f"{g['peak_tflops_cores_used']:.1f} {g['unit']})")
+                     f"{g['peak_tflops_cores_used']:.1f} {g['unit']}; modelled: {g['flops']:,} FLOPs over the "
+                     "modelled time, peaks of the machine model)")
     lines.append("  pipe   busy cycles   utilisation  (modelled)")
     for p, v in o["pipes"].items():
         lines.append(f"  {p:<5} {v['busy_cycles']:>13.0f}   {v['utilization'] * 100:6.1f} %")
     for kind, pipes in o.get("pipes_by_core_kind", {}).items():
         lines.append(f"  {kind} cores: " + "  ".join(f"{p} {u * 100:.1f} %" for p, u in pipes.items()))
     if o.get("stalls"):
-        lines.append("  stalls (cycles): " + ", ".join(f"{k} {v:.0f}" for k, v in list(o["stalls"].items())[:6]))
+        lines.append("  stalls (cycles, modelled): " + ", ".join(f"{k} {v:.0f}" for k, v in list(o["stalls"].items())[:6]))
     if o["flags"]:
-        lines.append("  flag waits: " + ", ".join(f"{k} {v['wait_cycles']:.0f} cycles/{v['waits']}"
+        lines.append("  flag waits (modelled): " + ", ".join(f"{k} {v['wait_cycles']:.0f} cycles/{v['waits']}"
                                                 for k, v in sorted(o["flags"].items())))
     if "check" in o:
         c = o["check"]

@@ -48,11 +48,11 @@ import numpy as np
 
 from sim import machines
 
-# sim/machines/h200.toml [schedule], each with its source ([assumed]: ptxas's choices are not published)
+# sim/machines/h200.toml [schedule], each with its source ([assumed]: ptxas's choices are not published; max_if_body measured)
 _SCHED = machines.load("h200")[1]["schedule"]
 MAX_INFLIGHT_REGISTERS = int(_SCHED["max_inflight_registers"]["value"])     # 12
 MAX_BLOCK = int(_SCHED["max_block"]["value"])                       # 4000: scheduling cost, not hardware
-MAX_IF_BODY = int(_SCHED["max_if_body"]["value"])                   # 8, conservative (ptxas was seen at 17-20)
+MAX_IF_BODY = int(_SCHED["max_if_body"]["value"])                   # 8: measured with ptxas (bench/ptxas_ifconv.py)
 
 _SPACES = ("global", "shared", "local", "param", "const")
 _LOADS = {"ld", "ldu", "ldmatrix"}

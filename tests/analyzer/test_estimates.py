@@ -138,7 +138,10 @@ def test_kernlens_run_reports_measured_work(capsys):
     text = capsys.readouterr().out
     assert "top opcodes (warp-instructions per launch): mov.u32 416" in text
     assert ("work per launch (measured: the counts of this run): FLOPs 10,760 (f32 10,760), int ops 0, "
-            "global bytes 20,032, intensity 0.54 FLOP/B, memory-bound on h200 (roofline)") in text
+            "global bytes 20,032, intensity 0.54 FLOP/B, memory-bound on h200 (roofline, modelled: global bytes "
+            "taken as DRAM bytes; --timing h200 models the caches)") in text
+    # the counts say what they are (they were printed bare)
+    assert "  counts (exact: counted by the functional simulator, whole launch):\n  warp_instructions" in text
     assert main(args + ["--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     w = out["measured_work"]

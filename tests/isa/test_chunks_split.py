@@ -150,10 +150,13 @@ L{i}:  add.s32 %r3, %r2, 1;
 """
 
 
-def test_recalled_instruction_lines_give_the_parse_of_the_text():
+@pytest.mark.parametrize("fast", [False, True])
+def test_recalled_instruction_lines_give_the_parse_of_the_text(monkeypatch, fast):
     """Lines learnt from earlier batches (StatementMemo) come back as the same instructions at
     their own lines and columns (in scopes, after .loc, with guards, other indents; not inside a
-    block comment), so every batch is still the whole-file parse."""
+    block comment), so every batch is still the whole-file parse; with the fast path
+    (isa.ptx.fastpath) as well, which takes those lines before the memo sees them."""
+    monkeypatch.setattr(parser, "FAST_PATH", fast)
     text = ".version 8.0\n.target sm_90\n.address_size 64\n.file 1 \"a.cu\"\n" + "".join(
         MEMO_KERNEL.format(i=i) for i in range(12))
     found = chunks.entries(text)
@@ -170,13 +173,18 @@ def test_recalled_instruction_lines_give_the_parse_of_the_text():
     # each later kernel recalls its 7 lines that are the same in every kernel and stand alone: not
     # the branch (its label differs), the label line, the scope and the vector store (braces), nor
     # the copy inside the block comment (substituted there, but a comment: ignored, as its text is)
+    if fast:                  # the fast path took them all: Lark learnt no line alone on its line
+        assert split.memo.recalled == 0
+        return
     assert split.memo.recalled == 11 * 7
     assert len(split.memo.templates) == 7 + 12       # the 7, and each kernel's own branch
 
 
-def test_a_recalled_line_where_no_instruction_may_stand_is_the_texts_error(tmp_path):
+def test_a_recalled_line_where_no_instruction_may_stand_is_the_texts_error(tmp_path, monkeypatch):
     """A line seen before, in a place where the text would not parse (inside an unfinished
-    statement): the error is the one the real text gives, with its source line."""
+    statement): the error is the one the real text gives, with its source line. (The memo only:
+    the fast path would take the line before the memo learns it; tests/isa/test_fastpath.py.)"""
+    monkeypatch.setattr(parser, "FAST_PATH", False)
     good = MEMO_KERNEL.format(i=0)
     bad = MEMO_KERNEL.format(i=1).replace("    ld.param.u64 %rd1, [out];\n",
                                           "    ld.param.u64 %rd1,\n    mov.u32 %r1, %tid.x;\n")

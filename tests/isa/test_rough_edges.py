@@ -79,6 +79,7 @@ def test_the_ptx_parser_tables_are_cached_on_disk_and_give_the_same_parse(tmp_pa
     builds = []
     build = lalr.LALR_Analyzer.compute_lalr
     monkeypatch.setattr(lalr.LALR_Analyzer, "compute_lalr", lambda self: (builds.append(1), build(self))[1])
+    monkeypatch.delenv("KERNLENS_NO_CACHE", raising=False)
     installed = tmp_path / "beside-the-grammar"
     monkeypatch.setattr(parser, "INSTALLED_TABLES", installed)
     installed.mkdir()

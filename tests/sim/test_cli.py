@@ -304,6 +304,18 @@ def test_ascend_run_says_its_timing_is_modelled_and_counts_instructions(capsys):
     assert main(["run", path, "--cores", "1", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["label"] == "modelled" and d["instructions"] == 1348
+    # per field, as a PTX run's result.timing["labels"]; every figure of the JSON is covered
+    from sim.timing.labels import unlabelled
+
+    lab = d["labels"]
+    assert (lab["cycles"], lab["instructions"], lab["gm.bytes"], lab["gm.l2_hit_rate"]) == (
+        "modelled", "exact", "exact", "modelled")
+    figures = {k: v for k, v in d.items() if k in ("cycles", "seconds", "pipes", "flags", "stalls", "instructions",
+                                                   "gm", "gemm", "pipes_by_core_kind")}
+    assert unlabelled(figures, lab) == []
+    text = "\n".join(out)
+    assert "stalls (cycles, modelled): " in text and "flag waits (modelled): " in text
+    assert "; modelled: 31,457,280 FLOPs over the modelled time, peaks of the machine model)" in text
 
 
 def test_a_sampled_timing_run_says_its_counts_and_check_are_partial(tmp_path, capsys):

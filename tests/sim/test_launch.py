@@ -69,6 +69,30 @@ def test_seed_changes_draws_and_same_seed_repeats():
     assert (a["x"] == b["x"]).all() and not (a["x"] == c["x"]).all()
 
 
+def test_inputs_come_from_the_disk_cache_the_second_time_without_drawing(tmp_path, monkeypatch):
+    """Start-up (issue #15): a process that finds its inputs in the cache does not import
+    numpy.random (tests/test_startup.py checks the import); the values are the drawn ones."""
+    monkeypatch.setenv("KERNLENS_CACHE", str(tmp_path))
+    monkeypatch.delenv("KERNLENS_NO_CACHE", raising=False)
+    s = L.parse_launch(SPEC, name="demo")
+    drawn = L.build_inputs(s, 3)
+    assert len(list((tmp_path / "inputs").iterdir())) == 1
+
+    def no_draws(*a, **k):
+        raise AssertionError("drew again")
+
+    monkeypatch.setattr(np.random, "default_rng", no_draws)
+    again = L.build_inputs(s, 3)
+    assert list(again) == list(drawn)
+    assert all(np.array_equal(again[k], drawn[k]) and np.asarray(again[k]).dtype == np.asarray(drawn[k]).dtype
+               for k in drawn)
+    with pytest.raises(AssertionError, match="drew again"):
+        L.build_inputs(s, 4)                              # another seed: another entry, drawn
+    monkeypatch.setenv("KERNLENS_NO_CACHE", "1")
+    with pytest.raises(AssertionError, match="drew again"):
+        L.build_inputs(s, 3)                              # cache off: drawn
+
+
 @pytest.mark.parametrize("bad,match", [
     ({"grid": [0, 1, 1]}, "grid"),
     ({"block": [2048]}, "1024"),

@@ -122,3 +122,25 @@ def test_the_same_sass_gets_the_same_modelled_time():
     ta, _ = _timed(BRANCHY)
     tb, _ = _timed(STRAIGHT)
     assert ta["sm_cycles"] == pytest.approx(tb["sm_cycles"], rel=0.10)
+
+
+def test_ptxas_predicates_bodies_of_max_if_body_instructions_anywhere():
+    """sim/timing/schedule.MAX_IF_BODY is ptxas's limit (bench/ptxas_ifconv.py, measured with the local
+    ptxas; the cubin's BRAs are counted, no disassembler needed): three ``if``s in a row of 8 PTX
+    instructions each are all predicated, of 9 none; a lone body is predicated up to 20 (not modelled:
+    ptxas does so only in some contexts)."""
+    import shutil
+    import sys
+    from pathlib import Path
+
+    from sim.timing.schedule import MAX_IF_BODY
+
+    if shutil.which("ptxas") is None:
+        pytest.skip("ptxas not on this machine")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
+    from ptxas_ifconv import branches_kept, kernel
+
+    assert MAX_IF_BODY == 8
+    assert branches_kept(kernel([("ffma", MAX_IF_BODY)] * 3)) == 0
+    assert branches_kept(kernel([("ffma", MAX_IF_BODY + 1)] * 3)) == 3
+    assert branches_kept(kernel([("stg", 20)])) == 0 and branches_kept(kernel([("stg", 21)])) == 1
