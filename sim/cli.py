@@ -119,14 +119,8 @@ def _read_module(path: str, kernel: str | None = None):
     """The PTX module of ``path``; with ``kernel``, only that kernel's definition is parsed beside
     the module-level declarations (:mod:`isa.ptx.chunks`): one kernel of a big file runs at once."""
     import isa
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}", Span(path)) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"{path} is not a text file", Span(path)) from None
+
+    text = isa.read_text(path)        # the one wording for missing, binary or non-UTF-8 files (validate, fmt too)
     return isa.loads(text, path, isa="ptx", kernels=[kernel] if kernel else None)
 
 

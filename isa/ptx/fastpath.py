@@ -23,6 +23,7 @@ grammar's on every corpus and bundled PTX file.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import struct
 
@@ -183,6 +184,88 @@ def _vector(text: str, file: str, line: int, base: int) -> ir.Vector:
 
 def _operands(args: str, file: str, line: int, base: int) -> tuple:
     """The operands of ``args`` (the text after the opcode, its first character at column ``base``)."""
+    if "{" in args:                         # a vector's commas: operand by operand
+        return _operands_scan(args, file, line, base)
+    ops = []
+    shapes = _SHAPES
+    at = base
+    for piece in args.split(","):
+        shape = shapes.get(piece)
+        if shape is None:
+            shape = _shape(piece)
+        if shape.__class__ is tuple:        # a plain name, an integer or [name+offset]: most operands
+            kind, off, name = shape[0], shape[1], shape[2]
+            col = at + off
+            sp = _new(Span)
+            sd = sp.__dict__
+            sd["file"] = file
+            sd["line"] = line
+            sd["col"] = col
+            sd["end_line"] = line
+            sd["end_col"] = col + len(name)
+            if kind == 1:                   # an integer: (1, offset, token text, value, text)
+                x = _new(_Immediate)
+                d = x.__dict__
+                d["value"] = shape[3]
+                d["kind"] = "int"
+                d["text"] = shape[4]
+                d["span"] = sp
+                ops.append(x)
+                at += len(piece) + 1
+                continue
+            x = _new(_Register if name[0] == "%" else _Symbol)
+            d = x.__dict__
+            d["name"] = name
+            if name[0] == "%":
+                d["component"] = None
+            d["span"] = sp
+            if kind == 2:                   # (2, offset of the name, name, address offset)
+                a = _new(_Address)
+                ad = a.__dict__
+                ad.update(_ADDRESS_DEFAULTS)
+                ad["base"] = x
+                ad["offset"] = shape[3]
+                x = a
+            ops.append(x)
+        else:
+            ops.append(_one(shape, file, line, at))
+        at += len(piece) + 1
+    return tuple(ops)
+
+
+_Address = ir.Address
+_ADDRESS_DEFAULTS = {f.name: f.default for f in dataclasses.fields(ir.Address)}
+assert all(v is not dataclasses.MISSING for k, v in _ADDRESS_DEFAULTS.items() if k not in ("base",))
+
+
+#: operand text -> (offset, name) for a plain name, else its match (built by :func:`_one`)
+_SHAPES: dict = {}
+
+
+def _shape(piece: str):
+    m = _OPERAND.fullmatch(piece)
+    if m is None:
+        raise _Decline
+    g = m.group
+    shape = m
+    n = g("n")
+    if n is not None:
+        if g("c") is None and g("p") is None and g("ps") is None and not (n[0] != "%" and n in _KEYWORDS):
+            shape = (0, m.start("n"), n)
+    elif g("i") is not None:
+        t = g("i")
+        shape = (1, m.start("i"), t, -_int(t) if g("minus") is not None else _int(t),
+                 "-" + t if g("minus") is not None else t)
+    elif g("an") is not None and not (g("an")[0] != "%" and g("an") in _KEYWORDS):
+        sign = g("sign")
+        shape = (2, m.start("an"), g("an"), 0 if sign is None else (_int(g("ao")) if sign == "+" else -_int(g("ao"))))
+    if len(_SHAPES) > 1 << 16:
+        _SHAPES.clear()
+    _SHAPES[piece] = shape
+    return shape
+
+
+def _operands_scan(args: str, file: str, line: int, base: int) -> tuple:
     ops = []
     pos, n = 0, len(args)
     match = _OPERAND.match
@@ -190,50 +273,52 @@ def _operands(args: str, file: str, line: int, base: int) -> tuple:
         m = match(args, pos)
         if m is None:
             raise _Decline
-        last = m.lastgroup
-        g = m.group
-        if g("n") is not None:
-            col = base + m.start("n")
-            c = g("c")
-            op = _name(g("n"), file, line, col) if c is None else _register(g("n"), c[1:], file, line, col)
-            if g("p") is not None:
-                if c is not None:
-                    raise _Decline          # a component before '|': not a pair element
-                op = ir.Pair(op, _name(g("p"), file, line, base + m.start("p")))
-            elif g("ps") is not None:
-                if c is not None:
-                    raise _Decline
-                op = ir.Pair(op, ir.Sink())
-        elif g("s") is not None:
-            if g("sp") is not None:
-                op = ir.Pair(ir.Sink(), _name(g("sp"), file, line, base + m.start("sp")))
-            elif g("ss") is not None:
-                op = ir.Pair(ir.Sink(), ir.Sink())
-            else:
-                op = ir.Sink()
-        elif g("i") is not None:
-            op = _int_imm(m, "i", g("minus"), file, line, base)
-        elif g("f") is not None:
-            op = _hex_float(g("f"), file, line, base + m.start("f"))
-        elif g("nn") is not None:
-            op = ir.Negated(_name(g("nn"), file, line, base + m.start("nn")))
-        elif g("an") is not None:
-            name = _name(g("an"), file, line, base + m.start("an"))
-            sign = g("sign")
-            op = ir.Address(name, 0 if sign is None else (_int(g("ao")) if sign == "+" else -_int(g("ao"))))
-        elif g("aa") is not None:
-            op = ir.Address(None, _int(g("aa")))
-        elif g("v") is not None:
-            op = _vector(g("v"), file, line, base + m.start("v"))
-        else:                               # pragma: no cover - every alternative is named above
-            raise _Decline(last)
-        ops.append(op)
+        ops.append(_one(m, file, line, base))
         pos = m.end()
         if pos == n:
             return tuple(ops)
         if args[pos] != ",":
             raise _Decline
         pos += 1
+
+
+def _one(m, file: str, line: int, base: int):
+    """The operand of ``_OPERAND`` match ``m`` (its string's first character at column ``base``)."""
+    g = m.group
+    if g("n") is not None:
+        col = base + m.start("n")
+        c = g("c")
+        op = _name(g("n"), file, line, col) if c is None else _register(g("n"), c[1:], file, line, col)
+        if g("p") is not None:
+            if c is not None:
+                raise _Decline              # a component before '|': not a pair element
+            op = ir.Pair(op, _name(g("p"), file, line, base + m.start("p")))
+        elif g("ps") is not None:
+            if c is not None:
+                raise _Decline
+            op = ir.Pair(op, ir.Sink())
+        return op
+    if g("s") is not None:
+        if g("sp") is not None:
+            return ir.Pair(ir.Sink(), _name(g("sp"), file, line, base + m.start("sp")))
+        if g("ss") is not None:
+            return ir.Pair(ir.Sink(), ir.Sink())
+        return ir.Sink()
+    if g("i") is not None:
+        return _int_imm(m, "i", g("minus"), file, line, base)
+    if g("f") is not None:
+        return _hex_float(g("f"), file, line, base + m.start("f"))
+    if g("nn") is not None:
+        return ir.Negated(_name(g("nn"), file, line, base + m.start("nn")))
+    if g("an") is not None:
+        name = _name(g("an"), file, line, base + m.start("an"))
+        sign = g("sign")
+        return ir.Address(name, 0 if sign is None else (_int(g("ao")) if sign == "+" else -_int(g("ao"))))
+    if g("aa") is not None:
+        return ir.Address(None, _int(g("aa")))
+    if g("v") is not None:
+        return _vector(g("v"), file, line, base + m.start("v"))
+    raise _Decline                          # pragma: no cover - every alternative is named above
 
 
 def _statement(m, file: str, line: int, split: dict, line_start: int):

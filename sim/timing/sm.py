@@ -469,16 +469,31 @@ class SM:
         # replay of the 2048^3 hgemm_cp_async perf launch, and a NamedTuple costs 6 to 8 times a tuple
         # to build and 4 times to unpack (measured here, CPython 3.11); the streams they index are named
         # (:class:`sim.timing.streams.WarpStream`, :class:`sim.timing.streams.Access`).
+        #
+        # Warps held back by a full queue (MIO/LSU issue queue, store queue) until cycle ``W`` wait in
+        # their sub-partition's group ``blocked[sp][W]`` (a heap of ``(since, warp)``), with one entry
+        # ``(W, since, warp, 0)`` in the event heap for its first warp (the key that warp's own entry
+        # would have: the order of events is unchanged). At ``W`` the first warp is offered the issue
+        # slot as before; once a warp of the group finds the slot taken (``sp_free[sp] > W``), every
+        # other warp of the group would find the same at ``W`` (no warp of ``sp`` can issue at ``W``
+        # any more), so all of them join ``slot_wait[sp]`` at once, each charged ``not_selected`` as it
+        # would have been one by one. Without the groups, each warp blocked on a full queue was popped
+        # and re-queued once per freed slot (40.7 M pops per replay of the hgemm_cp_async perf launch).
+        # An iteration that ends by pushing an event gets the next one with ``heappushpop`` (the pushed
+        # event comes straight back when it is the earliest): the same order, one heap operation.
         slot_wait: list = [[], [], [], []]
+        blocked: list = [{}, {}, {}, {}]
         ver = [0, 0, 0, 0]
-        heappush, heappop = heapq.heappush, heapq.heappop
+        heappush, heappop, heappushpop = heapq.heappush, heapq.heappop, heapq.heappushpop
         ns = 0.0                                     # not_selected cycles
-        while heap:
-            item = heappop(heap)
+        item = heappop(heap) if heap else None
+        while item is not None:
             r, since, g = item[0], item[1], item[2]
+            grp = None
             if g < 0:                                   # a sub-partition's waiting warps
                 sp = -1 - g
                 if item[3] != ver[sp]:
+                    item = heappop(heap) if heap else None
                     continue
                 g, since = heappop(slot_wait[sp])
                 ver[sp] += 1
@@ -489,18 +504,45 @@ class SM:
             else:
                 tok = False
                 sp = sp_of[g]
+                if len(item) > 3:                       # the first warp of a group blocked until r
+                    grp = blocked[sp].get(r)
+                    if grp is None or grp[0] != (since, g):
+                        item = heappop(heap) if heap else None      # stale: that warp went already
+                        continue
+                    heappop(grp)
+                    if not grp:
+                        del blocked[sp][r]
+                        grp = None
                 s = streams[g]
                 pc, acc = s[ip[g]], accs[g][ip[g]]
                 free = acc is not None and acc[0][1] == "merged"   # part of a vector load: not issued
                 if not free and sp_free[sp] > r:        # another warp has the issue slot
-                    ns += sp_free[sp] - r
+                    d = sp_free[sp] - r
+                    ns += d
                     w = slot_wait[sp]
-                    me = (g, since)
-                    if not w or me < w[0]:
-                        ver[sp] += 1
-                        heappush(heap, (sp_free[sp], since, -1 - sp, ver[sp]))
-                    heappush(w, me)
+                    if grp is None:
+                        me = (g, since)
+                        if not w or me < w[0]:
+                            ver[sp] += 1
+                            heappush(w, me)
+                            item = heappushpop(heap, (sp_free[sp], since, -1 - sp, ver[sp]))
+                            continue
+                        heappush(w, me)
+                    else:                               # the rest of the group: the same, at once
+                        first = w[0] if w else None
+                        heappush(w, (g, since))
+                        for since2, g2 in grp:
+                            heappush(w, (g2, since2))
+                            ns += d
+                        del blocked[sp][r]
+                        if first is None or w[0] < first:
+                            ver[sp] += 1
+                            item = heappushpop(heap, (sp_free[sp], w[0][1], -1 - sp, ver[sp]))
+                            continue
+                    item = heappop(heap) if heap else None
                     continue
+                if grp is not None:                     # the group's next warp, at this cycle
+                    heappush(heap, (r, grp[0][0], grp[0][1], 0))
             op = f[pc]
             if trace:
                 tcur[0] = op                            # names the unit slices of this issue
@@ -516,9 +558,11 @@ class SM:
                 u = sub[sp][pn]
             if u is not None and u.free_at > r:
                 add("math_pipe_throttle" if op.pipe != "lsu" else "mio_throttle", u.free_at - r)
-                heappush(heap, (u.free_at, since, g))
                 if tok and slot_wait[sp]:
-                    heappush(heap, (sp_free[sp], slot_wait[sp][0][1], -1 - sp, ver[sp]))
+                    heappush(heap, (u.free_at, since, g))
+                    item = heappushpop(heap, (sp_free[sp], slot_wait[sp][0][1], -1 - sp, ver[sp]))
+                else:
+                    item = heappushpop(heap, (u.free_at, since, g))
                 continue
             if acc is not None and not free:
                 wait, why = r, None
@@ -537,9 +581,19 @@ class SM:
                                 wait, why = at, "lg_throttle"
                 if wait > r:
                     add(why, wait - r)
-                    heappush(heap, (wait, since, g))
+                    bw = blocked[sp].get(wait)           # join the warps blocked until ``wait``
+                    me = (since, g)
+                    if bw is None:
+                        blocked[sp][wait] = [me]
+                        heappush(heap, (wait, since, g, 0))
+                    else:
+                        if me < bw[0]:
+                            heappush(heap, (wait, since, g, 0))
+                        heappush(bw, me)
                     if tok and slot_wait[sp]:
-                        heappush(heap, (sp_free[sp], slot_wait[sp][0][1], -1 - sp, ver[sp]))
+                        item = heappushpop(heap, (sp_free[sp], slot_wait[sp][0][1], -1 - sp, ver[sp]))
+                    else:
+                        item = heappop(heap)
                     continue
             t = r
             if not free:
@@ -704,6 +758,7 @@ class SM:
                 if len(lst) == live[c]:
                     self._release(lst, heap, L["barrier"], streams, ip, f, reg_t, reg_c, add)
                     parked[c] = []
+                item = heappop(heap) if heap else None
                 continue
             if i >= len(s):
                 end = max(done, after, cpg[g][0], max(cpg[g][1], default=0.0), wgg[g][0])
@@ -718,6 +773,7 @@ class SM:
                     if nxt < len(ctas):
                         start_cta(nxt, cta_end[c])
                         nxt += 1
+                item = heappop(heap) if heap else None
                 continue
             nop = f[s[i]]
             ready, why = after, after_cause
@@ -726,7 +782,7 @@ class SM:
                     ready, why = rt[x], rc[x]
             if ready > t + 1.0 and why is not None:
                 cyc[why] = cyc.get(why, 0.0) + (ready - t - 1.0)
-            heappush(heap, (ready, ready, g))
+            item = heappushpop(heap, (ready, ready, g))
         add("not_selected", ns)
         for cause, v in cyc.items():
             st.add(cause, v)
