@@ -268,3 +268,17 @@ def test_a_file_without_kernels_names_its_isas_kernel_directive(tmp_path):
     ptx.write_text(".version 8.0\n.target sm_90\n.address_size 64\n")
     assert load_file(str(asm)).error.render() == f"{asm}: error: no kernel (.kernel) in nok.asm"
     assert load_file(str(ptx)).error.render() == f"{ptx}: error: no kernel (.entry) in nok.ptx"
+
+
+def test_the_overview_labels_bytes_and_the_roofline():
+    """Bytes and intensity had no word on whether they are exact or estimated, the roofline verdict none on
+    its basis, and the mix said "dynamic estimate" for exact counts."""
+    from tui.widgets.overview import overview_markup
+
+    doc = load_file(str(EXAMPLES / "ptx" / "hgemm_wmma.sm_90.ptx")).kernels[0]
+    text = overview_markup(doc)
+    note = doc.analysis.work_note
+    assert note.endswith("(estimate)") or note.endswith("(exact)")
+    assert f"[b]Bytes by state space[/]  [dim]{note}[/]" in text
+    assert f"[b]Instruction mix by class[/] [dim]({note})[/]" in text
+    assert "the roofline verdict is a model: global bytes taken as DRAM bytes, no caches" in text
