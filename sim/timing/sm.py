@@ -344,6 +344,8 @@ class SM:
         l2_chip = P.hier["l2_bw"] / P.hz
         self.w_line = P.hier.get("l2_write_line_cycles", 0.0) * l2_chip
         self.w_sector = P.hier.get("l2_write_sector_cycles", 32.0 / l2_chip) * l2_chip
+        # a sector written only in part costs more: its bytes are merged into the sector at the L2
+        self.w_partial = P.hier.get("l2_write_partial_cycles", self.w_sector / l2_chip) * l2_chip
         self.l2_work = 0.0
         self.stalls = Stalls()
         self.leaders = leaders      # pcs of loads ptxas merges into vector loads (sim.timing.vectorize)
@@ -637,8 +639,11 @@ class SM:
                     elif space == "g":
                         # the L1 t-stage looks up one 128-byte line per clock (a warp access
                         # costs its distinct lines; atomics pass at 4 sectors per clock)
-                        nl = (len(extra) or 1) if kind in ("load", "async_load") else \
-                            ((extra or 1) if kind == "store" else cost * 0.25)
+                        if kind == "store":         # (lines, partly written sectors); a bare count: lines
+                            nl, npart = extra if type(extra) is tuple else (extra, 0)
+                            nl = nl or 1
+                        else:
+                            nl = (len(extra) or 1) if kind in ("load", "async_load") else cost * 0.25
                         s0 = l1.reserve(t, nl)
                         if s0 > leave_g:
                             leave_g = s0
@@ -679,7 +684,7 @@ class SM:
                         elif kind == "store":
                             l2_sec += cost
                             self.l2_seq.append((None, cost * 32, 0))     # stores: new lines taking space
-                            wb = self.w_line * (extra or 1) + self.w_sector * cost
+                            wb = self.w_line * nl + self.w_sector * (cost - npart) + self.w_partial * npart
                             self.l2_work += wb
                             s2 = l2.reserve(s0, wb)
                             sq.admit(t, s2 + wb * l2.interval)

@@ -322,3 +322,13 @@ async def test_the_code_tab_shows_the_class_label_uncut():
         text = "".join(seg.text for seg in view._gutter(row))
         assert "store shared 32 " in text
     assert CLASS_W >= len("store shared 128")
+
+
+def test_the_ascend_timeline_header_says_what_each_number_is():
+    """The header printed the model's cycles beside the run's exact counts with no word on either."""
+    from tui.widgets.timeline_panel import header_markup
+
+    run = timeline.run_timing(load_file(str(VADD)).kernels[0])
+    text = header_markup(run)
+    assert f"{run.cycles:,.0f} cycles[/] (" in text and "GHz; modelled)" in text
+    assert f"({run.timing.gm_unique_bytes:,} distinct) [dim](exact: counted in this run)[/]" in text
