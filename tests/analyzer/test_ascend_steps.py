@@ -258,3 +258,20 @@ def test_without_steps_the_work_comes_from_the_meta_shapes(tmp_path, capsys):
     assert main([str(f)]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "FLOPs 4094 per launch (rows x (cols - 1) (.meta))" in text and "global bytes ≥ 8196 per launch" in text
+
+
+def test_kernlens_run_reports_the_measured_counts_by_class(capsys):
+    """After a run the counts are the run's own (basis 'measured'), per code segment of a mix kernel;
+    they equal the stepped ones the analyzer reports."""
+    from kernlens.cli import main
+
+    path = EXAMPLES / "ascend" / "gemm_f16_256x192x320.asm"
+    assert main(["run", str(path), "--json"]) == 0
+    (m,) = json.loads(capsys.readouterr().out)["measured_counts"].values()
+    assert (m["basis"], m["cores"], m["instructions"]) == ("measured", 24, 1716)
+    assert m["by_class"] == {"SCALAR": 1132, "SYNC": 376, "MTE1": 160, "MTE2": 24, "CUBE": 20, "FIXPIPE": 4}
+    (r,) = analyze_module(isa.load(path))
+    assert {c: v for c, v in r.dynamic()["mix"].items() if "_" not in c} == m["by_class"]
+    assert main(["run", str(path)]) == 0
+    assert ("by class (measured, 24 cores): SCALAR 1,132, SYNC 376, MTE1 160, MTE2 24, CUBE 20, FIXPIPE 4"
+            in capsys.readouterr().out)

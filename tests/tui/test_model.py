@@ -235,10 +235,12 @@ def test_ascend_overview_uses_the_meta_shapes_and_no_ptx_fields():
 
     doc = load_file(str(EXAMPLES / "ascend" / "gemm_f16_256x192x320.asm")).kernels[0]
     a = doc.analysis
-    assert a.flops == {"gemm (FLOPs)": 31_457_280.0} and a.bytes == {"global (at least)": 385_024.0}
-    assert abs(a.intensity - 31_457_280 / 385_024) < 1e-12
+    # the scalar program stepped on the 24 cores (tests/analyzer/test_ascend_steps.py): exact work, not
+    # the .meta lower bound of 385,024 bytes
+    assert a.flops == {"f16": 31_457_280.0} and a.bytes["gm->l1"] + a.bytes["l0c->gm"] == 671_744.0
+    assert abs(a.intensity - 31_457_280 / 671_744) < 1e-12 and a.provider.endswith("stepped on every core")
     text = overview_markup(doc)
-    assert "Registers and shared memory" not in text and "per launch, from the .meta shapes" in text
+    assert "Registers and shared memory" not in text and "work from each instruction's operands as stepped" in text
 
 
 def test_a_source_named_by_an_absolute_path_elsewhere_is_found_in_cuda_beside_the_ptx(tmp_path):
