@@ -83,6 +83,10 @@ def test_the_bundled_gemm_before_and_after(capsys):
     assert (dyn["instructions"], dyn["cores"], dyn["core_type"]) == ({"value": 1716, "exact": True}, 24, "cube")
     assert dyn["threads"] is None and dyn["totals"] == "per launch: 24 cube cores, one program each"
     assert dyn["mix"]["CUBE"] == 20 and dyn["mix"]["FIXPIPE"] == 4 and all(dyn["mix_exact"].values())
+    st = dyn["stepped"]
+    assert (st["block_idx"], st["cores"], st["machine"], st["steps"]) == ("0-23", 24, "davinci-a2", 1716)
+    # cores 0-3 compute one output tile each, the 20 others find none (their prologue and exit only)
+    assert st["per_core_instructions"] == [349] * 4 + [16] * 20
     assert dyn["notes"][0].startswith("counts exact: the scalar program stepped on the 24 cube cores of a "
                                       "davinci-a2 launch (block_idx 0-23")
     loops = {li["lines"][0]: li for li in k["loops"]}

@@ -332,3 +332,16 @@ def test_the_ascend_timeline_header_says_what_each_number_is():
     text = header_markup(run)
     assert f"{run.cycles:,.0f} cycles[/] (" in text and "GHz; modelled)" in text
     assert f"({run.timing.gm_unique_bytes:,} distinct) [dim](exact: counted in this run)[/]" in text
+
+
+def test_the_run_tab_result_says_what_its_numbers_are():
+    """The Run tab listed the run's counts, the simulator's speed and the Ascend-like cycles unlabelled."""
+    from tui import runs
+    from tui.widgets.run_panel import result_markup
+
+    ptx = runs.simulate(load_file(str(EXAMPLES / "ptx" / "reduce_sum.sm_90.ptx")).kernels[0])
+    text = result_markup(ptx)
+    assert "counts of this run (exact: counted by the functional simulator):\n  warp_instructions" in text
+    assert "M thread-instructions/s (the simulator's speed here, measured)" in text
+    asc = runs.simulate_ascend(load_file(str(VADD)).kernels[0])
+    assert "cycles in the timing model (modelled)" in result_markup(asc)
