@@ -165,13 +165,14 @@ class _Job:
 class _Record:
     """What the output needs of one kernel's report, in a form that crosses processes."""
 
-    __slots__ = ("name", "failed", "payload", "precision", "dot", "point", "kinds")
+    __slots__ = ("name", "failed", "payload", "precision", "dot", "point", "kinds", "params")
 
     def __init__(self, report, job: _Job):
         from .render import render_text, sarif_results
 
         args = job.args
         self.name = report.name
+        self.params: tuple[str, ...] = ()     # the kernel's parameters as --param takes them (set by _analyse)
         self.failed = any(not o.holds for o in report.outcomes)
         self.precision = None
         if args.precision_mode is not None:
@@ -204,13 +205,22 @@ def _analyse(module, job: _Job) -> tuple[list[_Record], set[str]]:
                                   machine=args.machine, assumed_trips=args.assume_trips, sass=job.want_sass)
         report.check(job.expectations)
         if module.isa == "ascend" and job.expectations:
-            segments.append(report)
+            segments.append((report, fn))
         else:
-            reports.append(_Record(report, job))
+            reports.append(_named(_Record(report, job), module, fn))
     if segments:
-        _check_mixes(module, segments, job.expectations)
-        reports += [_Record(r, job) for r in segments]
+        _check_mixes(module, [r for r, _ in segments], job.expectations)
+        reports += [_named(_Record(r, job), module, fn) for r, fn in segments]
     return reports, used
+
+
+def _named(record: _Record, module, fn) -> _Record:
+    """``record`` with its kernel's parameter names (PTX name and source name) for --param's error."""
+    from .params import source_names
+
+    src = source_names(module, fn)
+    record.params = tuple(f"{p.name} ({s})" if s else p.name for p, s in zip(fn.params, src))
+    return record
 
 
 class _Progress:
@@ -331,6 +341,7 @@ def _run(args: argparse.Namespace) -> int:
     launch = Launch(grid, block)
     used_params: set[str] = set()
     found: set[str] = set()
+    known_params: set[str] = set()
     failed = False
     want_sass = args.sass or any(e.name.startswith("sass:") for e in expectations)
     if want_sass:
@@ -358,6 +369,7 @@ def _run(args: argparse.Namespace) -> int:
     def emit(record: _Record) -> None:
         nonlocal failed, precision
         found.add(record.name)
+        known_params.update(record.params)
         failed = failed or record.failed
         if record.precision is not None:
             precision = record.precision if precision is None else _merge_precision(precision, record.precision)
@@ -393,7 +405,8 @@ def _run(args: argparse.Namespace) -> int:
     unknown = [k for k in given if k not in used_params]
     if unknown:
         out.abandon()
-        raise InputError(f"--param {unknown[0]}: no analysed kernel has a parameter of that name")
+        raise InputError(f"--param {unknown[0]}: no analysed kernel has a parameter of that name (parameters: "
+                         f"{', '.join(sorted(known_params)) or 'none'})")
     if args.plot:
         _write_plot(args, points, kinds)
     out.finish(precision)

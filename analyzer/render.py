@@ -92,7 +92,8 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
         if roof and roof.get("bound"):
             summary.add_row("roofline", f"{est}{roof['bound']}-bound on {roof['machine']}: attainable "
                             f"{_fmt((roof['attainable_ops_per_s'] or 0) / 1e12)} TFLOP/s of peak "
-                            f"{_fmt((roof['peak_ops_per_s'] or 0) / 1e12)}")
+                            f"{_fmt((roof['peak_ops_per_s'] or 0) / 1e12)} (a model: global bytes taken as DRAM "
+                            "bytes, no caches)")
         console.print(summary)
         with_sass = bool(sass and sass.get("available"))
         classes = Table(title="instruction classes" + (" (PTX and SASS)" if with_sass else ""), title_justify="left")
@@ -152,6 +153,9 @@ def _ascend_work(summary, data: dict, est: str) -> None:
     """An Ascend-like kernel's FLOPs, global bytes and intensity for the launch, from its ``.meta``
     shapes (the per-core counts above cannot see work held in register operands)."""
     w = data.get("work_from_meta")
+    if str(data["flops"].get("basis", "")).startswith("stepped"):
+        _ascend_stepped_work(summary, data, w)
+        return
     if w is None:
         summary.add_row("work", "unknown: no .meta header with the shapes (`kernlens run` measures the kernel)")
         return
@@ -164,6 +168,27 @@ def _ascend_work(summary, data: dict, est: str) -> None:
     if data.get("intensity") is not None:
         unit = "op/B" if w.get("int_ops") is not None else "FLOP/B"
         summary.add_row("intensity", f"≤ {_fmt(data['intensity'])} {unit} (work / the lower bound on bytes)")
+
+
+def _ascend_stepped_work(summary, data: dict, meta: dict | None) -> None:
+    """An Ascend-like kernel's work, exact from its stepped operands, with the ``.meta`` figure beside
+    it as a cross-check."""
+    f, b = data["flops"], data["bytes"]
+    mark = "" if f["exact"] else "≈ "
+    is_int = bool(f["int_ops"]) and not f["total"]
+    ops = f["int_ops"] if is_int else f["total"]
+    key = "int_ops" if is_int else "flops"
+    beside = f"; .meta {meta['rule'].replace(' (.meta)', '')} = {_fmt(meta[key])}" if meta and meta.get(key) else ""
+    summary.add_row("integer ops" if is_int else "FLOPs", f"{mark}{_fmt(ops)} per launch ("
+                    + ("exact" if f["exact"] else "estimate") + f", from the stepped operands{beside})")
+    paths = ", ".join(f"{p} {_fmt(v)}" for p, v in b.get("by_path", {}).items())
+    low = f"; ≥ {_fmt(meta['global_bytes'])} by .meta, each array once" if meta else ""
+    summary.add_row("global bytes", f"{'' if b['exact'] else '≈ '}{_fmt(b['global'])} per launch moved between GM and "
+                    f"the cores ({paths}{low})")
+    if data.get("intensity") is not None:
+        unit = "op/B" if is_int else "FLOP/B"
+        summary.add_row("intensity", f"{'' if f['exact'] and b['exact'] else '≈ '}{_fmt(data['intensity'])} {unit} "
+                        "(work / the bytes moved)")
 
 
 def _opcode_table(title: str, opcodes: dict[str, int], shown: int = 25):
@@ -197,7 +222,8 @@ def _guesses(dyn: dict) -> str:
     needs = sorted({w for g in dyn["guesses"] for w in g["exact_with"]})
     text = "; ".join(parts) or "inexact branches"
     text += f"; exact with {' '.join(needs)}" if needs else ""
-    if any(not g["exact_with"] for g in dyn["guesses"]):      # no parameter decides these: only a run
+    stepped_with = any(g["what"] == "the scalar program" and g["exact_with"] for g in dyn["guesses"])
+    if not stepped_with and any(not g["exact_with"] for g in dyn["guesses"]):   # no parameter decides these
         text += ("; the others" if needs else "; no parameter decides these,") + " only a run counts (`kernlens run`)"
     return text
 

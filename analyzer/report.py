@@ -157,6 +157,13 @@ class KernelReport:
     #: an Ascend-like launch: its cores (one program each; what per-launch totals count) and their type
     cores: int | None = None
     core_type: str | None = None
+    #: an Ascend-like kernel stepped exactly: per instruction index, its (flops, int_ops, bytes)
+    #: summed over the launch from its operands' values (:attr:`sim.ascend.scalar.ScalarSteps.work`),
+    #: and the instructions whose count operands came from loaded data (their work is not known)
+    stepped_work: dict[int, tuple] | None = None
+    #: which cores were stepped (``block_idx`` values, all of the launch), and each core's instructions
+    stepped: dict | None = None
+    work_unknown: frozenset[int] = frozenset()
 
     def __post_init__(self) -> None:
         own = list(self.function.instructions)
@@ -210,6 +217,9 @@ class KernelReport:
                   f"(block_idx {got.block_idx}, as `kernlens run` launches it; {got.steps:,} steps)")
             self.use_measured(dict(enumerate(got.counts)), by, dict(enumerate(got.taken)), cores=got.cores,
                               core_type=got.core_type, basis="exact")
+            self.stepped_work, self.work_unknown = got.work, frozenset(got.work_unknown)
+            self.stepped = {"block_idx": got.block_idx, "cores": got.cores, "core_type": got.core_type,
+                            "machine": machine.name, "steps": got.steps, "per_core_instructions": list(got.per_core)}
             if got.stopped:
                 self.call_notes.append(f"the scalar program stops on {len(got.stopped)} core(s): {got.stopped[0]}")
             return
@@ -454,6 +464,14 @@ class KernelReport:
         registers: ``mad.f16 l0c[0], l0a[%a], l0b[%b], %m, %k, %n, ...``)."""
         if self.module.isa != "ascend":
             return []
+        if self.stepped_work is not None:
+            notes = []
+            if self.work_unknown:
+                lines = sorted({self.instructions[k].span.line for k in self.work_unknown})
+                notes.append(f"work and bytes of {len(lines)} instruction(s) rest on values loaded from UB (lines "
+                             f"{', '.join(map(str, lines[:20]))}{' ...' if len(lines) > 20 else ''}): not counted, "
+                             "and the figures they touch are not exact; `kernlens run` measures them")
+            return notes
         unknown = [self.instructions[k].span.line for k, info in enumerate(self.infos)
                    if info.unit.value in ("cube", "vector", "mte1", "mte2", "mte3", "fixpipe")
                    and not (info.flops or info.int_ops or info.bytes)]
@@ -462,6 +480,23 @@ class KernelReport:
         lines = ", ".join(str(n) for n in unknown[:20]) + (" ..." if len(unknown) > 20 else "")
         return [f"work and bytes of {len(unknown)} instruction(s) depend on register operands (lines {lines}): "
                 "they are counted as 0 here; `kernlens run FILE --machine davinci-a2` measures them"]
+
+    def _work_infos(self) -> list[OpInfo]:
+        """The instructions' descriptions with, for an Ascend-like kernel stepped exactly, each pipe
+        instruction's work and bytes per execution as its operands' values made them (the launch's
+        total over its executions): so that counts times work give the exact totals."""
+        if self.stepped_work is None:
+            return self.infos
+        from dataclasses import replace
+
+        out = list(self.infos)
+        for k, (f, i, b) in self.stepped_work.items():
+            n = self.measured.get(k, 0)
+            if n and k not in self.work_unknown:
+                out[k] = replace(out[k], flops=f / n, int_ops=i / n, bytes=b / n)
+            elif k in self.work_unknown:
+                out[k] = replace(out[k], flops=0, int_ops=0, bytes=0)
+        return out
 
     @property
     def threads(self) -> int | None:
@@ -475,7 +510,10 @@ class KernelReport:
         loops_exact = self.measured is not None or all(
             li.exact for li in self.estimate.loops.values() if self.estimate.counts.get(li.header, 0) > 0)
         all_exact = all(exact) and loops_exact
-        work = work_sums(self.infos, counts)
+        infos = self._work_infos()
+        unknown_work = [self.infos[k] for k in self.work_unknown]
+        work_exact = all_exact and not unknown_work
+        work = work_sums(infos, counts)
         flops, int_ops, by_kind = work.flops, work.int_ops, work.by_kind
         nbytes: Counter[str] = Counter()
         mix: Counter[str] = Counter()
@@ -484,7 +522,7 @@ class KernelReport:
         spill = 0.0
         total = 0.0
         facts: dict[int, tuple] = {}  # per distinct description: what the loop below needs of it
-        for k, info in enumerate(self.infos):
+        for k, info in enumerate(infos):
             c = counts[k]
             if not c:
                 continue
@@ -516,18 +554,21 @@ class KernelReport:
         total_flops = sum(flops.values())
         gbytes = nbytes.get("global", 0.0)
         intensity = (total_flops + sum(int_ops.values())) / gbytes if gbytes else None
+        inexact_spaces = {i.space for i in unknown_work}
         out = {
             "per": per,
             "threads": threads if self.cores is None else None,
             **({"cores": self.cores, "core_type": self.core_type} if self.cores is not None else {}),
+            **({"stepped": self.stepped} if self.stepped is not None and self.measured_basis == "exact" else {}),
             "exact": all_exact,
             "instructions": val(total),
             "instructions_per_thread": {"value": _num(total), "exact": all_exact},
-            "flops": {**val(total_flops), "by_dtype": {k: _num(v * scale) for k, v in sorted(flops.items())}},
-            "int_ops": {**val(sum(int_ops.values())), "by_dtype": {k: _num(v * scale) for k, v in sorted(int_ops.items())}},
-            "bytes": {space: val(v) for space, v in sorted(nbytes.items())},
+            "flops": {**val(total_flops, work_exact), "by_dtype": {k: _num(v * scale) for k, v in sorted(flops.items())}},
+            "int_ops": {**val(sum(int_ops.values()), work_exact),
+                        "by_dtype": {k: _num(v * scale) for k, v in sorted(int_ops.items())}},
+            "bytes": {space: val(v, all_exact and space not in inexact_spaces) for space, v in sorted(nbytes.items())},
             "spill_bytes": val(spill),
-            "intensity": {"value": intensity, "exact": all_exact},
+            "intensity": {"value": intensity, "exact": work_exact},
             "mix": {k: _num(v * scale) for k, v in sorted(mix.items())},
             "mix_exact": {k: k not in mix_inexact for k in sorted(mix)},
             "units": {k: _num(v * scale) for k, v in sorted(units.items())},
@@ -728,6 +769,19 @@ class KernelReport:
                 out["bytes"] = {"global": work["global_bytes"], "per": "launch", "basis": work["bytes_rule"]}
                 ops = work.get(key)
                 out["intensity"] = ops / work["global_bytes"] if ops and work["global_bytes"] else None
+            if self.stepped_work is not None:
+                # exact: every pipe instruction described with its operands' values, core by core
+                gm = {sp: v for sp, v in dyn["bytes"].items() if "gm" in sp.split("->")}
+                ops = dyn["flops"]["value"] + dyn["int_ops"]["value"]
+                gbytes = sum(v["value"] for v in gm.values())
+                basis = "stepped: each instruction's operands as the scalar program computes them, on every core"
+                out["flops"] = {"total": dyn["flops"]["value"], "int_ops": dyn["int_ops"]["value"],
+                                "by_dtype": dyn["flops"]["by_dtype"] | dyn["int_ops"]["by_dtype"], "per": "launch",
+                                "exact": dyn["flops"]["exact"], "basis": basis}
+                out["bytes"] = {"global": gbytes, "by_path": {sp: v["value"] for sp, v in gm.items()}, "per": "launch",
+                                "exact": all(v["exact"] for v in gm.values()),
+                                "basis": basis + " (GM <-> the cores' buffers, what `kernlens run` counts as gm bytes)"}
+                out["intensity"] = ops / gbytes if ops and gbytes else None
         return out
 
 

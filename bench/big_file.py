@@ -1,7 +1,8 @@
 """Big PTX files (issue #15): each command on a ~30 MB, ~5,900-kernel module against its goal.
 
 Goals: ``validate-kernel BIG.ptx`` (every kernel) <= 20 s and <= 1 GB, with a progress bar;
-``kernlens fmt BIG.ptx`` the same; analysing one kernel of it (``--kernel``) <= 5 s; the inspector
+``kernlens fmt BIG.ptx`` the same; analysing one kernel of it (``--kernel``) <= 5 s, and running
+one (``kernlens run --kernel``, a copy of a bundled example with its manifest launch) <= 5 s; the inspector
 opens at once (a kernel on screen) and quits at once on ``q`` (<= 1 s).
 
 Each command runs in its own process; the figures are measured on this machine: wall seconds,
@@ -12,7 +13,7 @@ default); each is also run with ``--jobs 1`` (everything in one process), the fi
 one-core machine. The inspector runs in a pseudo-terminal (80x24): "open" is until the first
 kernel's name is on screen, "quit" from pressing ``q`` to the process's exit.
 
-Run: .venv/bin/python bench/big_file.py [BIG.ptx] [--mb 30] [--only validate,fmt,inspect]
+Run: .venv/bin/python bench/big_file.py [BIG.ptx] [--mb 30] [--only validate,run,fmt,inspect]
 (without BIG.ptx it is written by bench/big_ptx.py into a temporary directory: copies of the corpus
 and example kernels, each copy with other names, registers, labels and offsets, so that it has as
 few repeated lines as real PTX: the distinct-line ratio is printed beside one copy's).
@@ -106,7 +107,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("big", nargs="?")
     ap.add_argument("--mb", type=float, default=30.0)
-    ap.add_argument("--only", default="validate,fmt,inspect")
+    ap.add_argument("--only", default="validate,run,fmt,inspect")
     args = ap.parse_args()
     only = set(args.only.split(","))
     with tempfile.TemporaryDirectory() as d:
@@ -142,6 +143,21 @@ def main() -> int:
                  *measure([PY, "-m", "analyzer.cli", str(big), "--jobs", "1", "-o", str(out)], tree=True), 20, 1024)
             line(f"validate-kernel BIG.ptx --kernel (one)",
                  *measure([PY, "-m", "analyzer.cli", str(big), "--kernel", one, "-o", str(out)]), 5, 1024)
+        if "run" in only:
+            # a copy of a bundled example the manifest can launch (its kernel renamed __cN)
+            import json
+
+            manifest = ROOT / "examples" / "manifest.json"
+            names = {e["name"] for e in json.loads(manifest.read_text())["entries"]   # not the bug examples
+                     if "bugs/" not in json.dumps(e)} if manifest.exists() else set()
+            runnable = [e.name for e in found if e.name.rsplit("__c", 1)[0] in names]
+            if runnable:
+                k = runnable[len(runnable) // 2]
+                line(f"kernlens run BIG.ptx --kernel (one)",
+                     *measure([PY, "-m", "kernlens.cli", "run", str(big), "--kernel", k, "--launch",
+                               f"{manifest}#{k.rsplit('__c', 1)[0]}"]), 5, 1024)
+            else:
+                print("kernlens run BIG.ptx --kernel: no copy of a bundled example with a launch in this file")
         if "fmt" in only:
             line("kernlens fmt BIG.ptx",
                  *measure([PY, "-m", "kernlens.cli", "fmt", str(big), "-o", str(out)], tree=True), 20, 1024)

@@ -23,8 +23,9 @@ list against the toml), each fitted on data outside the held-out third:
   of their SM time (perf launches, ncu_metrics; bench/fit_dram_latency.py);
 * ``carveout_headroom``: ncu_deep's shared-memory occupancy limit of the 28 calibration launches with
   shared memory (bench/fit_carveout.py);
-* ``l2_reuse_full``, ``l2_reuse_none``, ``l2_write_line_cycles``, ``l2_write_sector_cycles``: the
-  project's L2 microbenchmarks measured on the H200 (examples/h200/l2_sweep), no corpus kernel.
+* ``l2_reuse_full``, ``l2_reuse_none``, ``l2_write_line_cycles``, ``l2_write_sector_cycles``,
+  ``l2_write_partial_cycles``: the project's L2 microbenchmarks measured on the H200 (examples/h200/l2_sweep,
+  examples/h200/mem_sweep), no corpus kernel.
 
 Other numbers are from ../shared/facts/h200.md, derived from ncu data, or marked ``[assumed]``.
 """

@@ -32,6 +32,16 @@ CLASSES = frozenset(
 )
 
 
+#: the vector families, whose work is per lane of each repeat: lanes a mask turns off are counted
+#: here (the tables see the operands only); ``sim.ascend.scalar`` applies the mask state
+VECTOR_FAMILIES = frozenset({"vbinary", "vscalar", "vunary", "vconv", "vdup", "vreduce", "vgreduce"})
+
+
+def repeat_operand(family: str) -> int:
+    """Which operand of a vector instruction is its repeat count."""
+    return 2 if family in ("vunary", "vconv", "vdup", "vreduce", "vgreduce") else 3
+
+
 def _imm(ins: Instruction, i: int) -> int | None:
     op = ins.operands[i] if i < len(ins.operands) else None
     return int(op.value) if isinstance(op, Immediate) and op.kind == "int" else None
@@ -105,7 +115,7 @@ def describe(ins: Instruction) -> OpInfo:
         return OpInfo(family="fixpipe", unit=unit, classes=frozenset({"FIXPIPE"}), in_dtype=mods[0], out_dtype=out,
                       scope=Scope.INSTRUCTION, bytes=_prod(n, m) * type_bytes(out), space="l0c->gm", is_store=True,
                       extra=extra | {"quant": quant})
-    if fam in ("vbinary", "vscalar", "vunary", "vconv", "vdup", "vreduce", "vgreduce"):
+    if fam in VECTOR_FAMILIES:
         if fam == "vconv":
             src_t, dst_t = mods[0], mods[1]
             dt = dst_t
@@ -116,8 +126,7 @@ def describe(ins: Instruction) -> OpInfo:
             src_t = dt = mods[0]
             lanes = 256 // type_bytes(dt)
             rounding = None
-        rep_i = 2 if fam in ("vunary", "vconv", "vdup", "vreduce", "vgreduce") else 3
-        repeat = _imm(ins, rep_i)
+        repeat = _imm(ins, repeat_operand(fam))
         elems = _prod(repeat) * lanes
         per = {"vbinary": 1, "vscalar": 1, "vunary": 1, "vconv": 0, "vdup": 0, "vreduce": 1, "vgreduce": 1}[fam]
         is_float = dt in FLOAT_TYPES

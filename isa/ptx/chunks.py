@@ -27,6 +27,8 @@ from typing import Iterable, Iterator
 _ENTRY = re.compile(r"^[ \t]*(?:\.(?:visible|weak|extern)[ \t]+)*\.entry[ \t]+([\w$%]+)", re.M)
 # what brace matching must see: braces, parentheses, and the comments/strings that hide them
 _TOKENS = re.compile(r'[{}();]|//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"', re.S)
+# inside a body only the braces count (a ';' or parenthesis there ends nothing): fewer tokens to see
+_BRACES = re.compile(r'[{}]|//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"', re.S)
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,36 @@ def _body_end(text: str, pos: int) -> int | None:
             parens -= 1
         elif c == ";" and parens == 0 and braces == 0:
             return None                   # a prototype: no body
+        elif c == "{":
+            return _body_close(text, t.end()) if parens == 0 else _after_open(text, t.end(), parens)
+        elif c == "}":
+            return None
+    return None
+
+
+def _body_close(text: str, pos: int) -> int | None:
+    """Where the body whose ``{`` ends at ``pos`` closes (after its ``}``)."""
+    braces = 1
+    for t in _BRACES.finditer(text, pos):
+        c = t.group()
+        if c == "{":
+            braces += 1
+        elif c == "}":
+            braces -= 1
+            if braces == 0:
+                return t.end()
+    return None
+
+
+def _after_open(text: str, pos: int, parens: int) -> int | None:
+    """A ``{`` inside parentheses (not PTX, but scanned as before): braces and parentheses both count."""
+    braces = 1
+    for t in _TOKENS.finditer(text, pos):
+        c = t.group()
+        if c == "(":
+            parens += 1
+        elif c == ")":
+            parens -= 1
         elif c == "{":
             braces += 1
         elif c == "}":

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir import Address, Instruction, Negated, OperandList, Pair, Register, Vector
+from ..ir import Address, Immediate, Instruction, Negated, OperandList, Pair, Register, Symbol, Vector
 from . import opcodes
 
 #: canonical opcodes whose first operand is not a register written by the instruction
@@ -57,7 +57,33 @@ def _special(name: str) -> bool:
     return name.startswith(SPECIAL_PREFIXES)
 
 
+_SPECIAL: dict[str, bool] = {}
+
+
 def _names(op, out: list[str]) -> None:
+    t = type(op)
+    if t is Register:                   # the common cases first, by exact type
+        if op.component is None:
+            name = op.name
+            special = _SPECIAL.get(name)
+            if special is None:
+                special = _special(name)
+                if len(_SPECIAL) < 1 << 16:
+                    _SPECIAL[name] = special
+            if not special:
+                out.append(name)
+        return
+    if t is Address:
+        base = op.base
+        if type(base) is Register:
+            _names(base, out)
+        elif isinstance(base, Register):
+            _names(base, out)
+        if op.coords is not None:
+            _names(op.coords, out)
+        return
+    if t is Immediate or t is Symbol:
+        return
     if isinstance(op, Register):
         if op.component is None and not _special(op.name):
             out.append(op.name)

@@ -32,7 +32,9 @@ from isa.ascend.opcodes import OPCODES
 #: the most scalar-program steps (instructions, all cores together) :func:`step_scalar` takes
 STEP_LIMIT = 2_000_000
 
-_SKIP, _SCALAR, _BRANCH, _LOAD = 0, 1, 2, 3
+_SKIP, _SCALAR, _BRANCH, _LOAD, _MASK = 0, 1, 2, 3, 4
+#: the vector mask state, as a register: unknown when a mask was set from loaded data
+_MASK_REG = "(vector mask)"
 
 
 @dataclass
@@ -52,6 +54,11 @@ class ScalarSteps:
     line: int = 0                                        # the instruction that stopped the stepping
     needs: tuple[str, ...] = ()                          # parameters that would let it go on
     stopped: list[str] = field(default_factory=list)     # cores ended by undefined behaviour (scalar)
+    #: per pipe instruction, its work summed over the executions whose guard held, each described
+    #: (``isa.ascend.semantics.describe``) with its register operands' values: (flops, int_ops, bytes)
+    work: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    #: pipe instructions whose count operands came from loaded data at least once (work unknown)
+    work_unknown: set[int] = field(default_factory=set)
 
     @property
     def block_idx(self) -> str:
@@ -101,14 +108,22 @@ def step_scalar(module: ir.Module, fn: ir.Function, machine, *, params: dict[str
     kinds, reads, dests = [], [], []
     for i in ins:
         fam = OPCODES[i.opcode].family
-        kind = {"scalar": _SCALAR, "branch": _BRANCH, "scalar_load": _LOAD}.get(fam, _SKIP)
+        kind = {"scalar": _SCALAR, "branch": _BRANCH, "scalar_load": _LOAD, "mask": _MASK}.get(fam, _SKIP)
         kinds.append(kind)
         r = {o.name for o in i.operands[1 if kind in (_SCALAR, _LOAD) else 0:] if isinstance(o, ir.Register)}
         r |= {o.base.name for o in i.operands if isinstance(o, ir.Address) and isinstance(o.base, ir.Register)}
         if i.guard is not None:
             r.add(i.guard.register)
         reads.append(frozenset(r))
-        dests.append(i.operands[0].name if kind in (_SCALAR, _LOAD) else None)
+        dests.append(i.operands[0].name if kind in (_SCALAR, _LOAD) else _MASK_REG if kind == _MASK else None)
+    # pipe instructions: their integer operands in registers (counts, strides: the table's kind 'I';
+    # scalar values 'V' and address bases decide no work)
+    regops = [tuple((j, o.name) for j, (o, what) in enumerate(zip(i.operands, OPCODES[i.opcode].operands))
+                    if isinstance(o, ir.Register) and what == "I")
+              if kind == _SKIP and OPCODES[i.opcode].family not in _NO_WORK else None
+              for i, kind in zip(ins, kinds)]
+    work_of: dict[tuple, tuple[int, int, int]] = {}
+    work = {k: [0, 0, 0] for k, r in enumerate(regops) if r is not None}
     counts, taken = [0] * n, [0] * n
     code = launch.code
     steps = 0
@@ -130,6 +145,9 @@ def step_scalar(module: ir.Module, fn: ir.Function, machine, *, params: dict[str
             counts[pc] += 1
             kind = kinds[pc]
             if kind == _SKIP:
+                ro = regops[pc]
+                if ro is not None:
+                    _add_work(ins[pc], pc, ro, core, unknown, work, work_of, out.work_unknown)
                 pc += 1
                 continue
             i = ins[pc]
@@ -150,7 +168,7 @@ def step_scalar(module: ir.Module, fn: ir.Function, machine, *, params: dict[str
                     loaded_at[dests[pc]] = i.span.line
                 pc += 1
                 continue
-            writes = kind == _SCALAR and (i.guard is None or bool(core.regs[i.guard.register]) != i.guard.negated)
+            writes = kind in (_SCALAR, _MASK) and (i.guard is None or bool(core.regs[i.guard.register]) != i.guard.negated)
             try:
                 nxt = code[pc](core)
             except KeyError as exc:
@@ -170,14 +188,77 @@ def step_scalar(module: ir.Module, fn: ir.Function, machine, *, params: dict[str
                 pc = nxt
         out.per_core.append(mine)
     out.exact, out.counts, out.taken, out.steps = True, counts, taken, steps
+    out.work = {k: tuple(v) for k, v in work.items()}
     return out
+
+
+#: families that do no work of their own (synchronisation, masks, configuration)
+_NO_WORK = frozenset({"sync", "mask", "config"})
+
+
+def _add_work(i: ir.Instruction, pc: int, regops, core, unknown, work, memo, work_unknown) -> None:
+    """Add one execution of pipe instruction ``i`` to ``work[pc]``: described with its register
+    operands replaced by their values (once per distinct set of values), nothing when its guard
+    is false. A vector instruction's work is per active lane: its lanes as the vector mask and
+    mode leave them (``sim.ascend.dataops._active``, what the engine runs), times the work of one
+    lane (the description of one repeat over its lanes)."""
+    from dataclasses import replace
+
+    from isa.ascend.semantics import VECTOR_FAMILIES, describe, repeat_operand
+
+    from .dataops import _active
+
+    regs = core.regs
+    g = i.guard
+    if g is not None:
+        if g.register in unknown:
+            work_unknown.add(pc)
+            return
+        if bool(regs[g.register]) == g.negated:
+            return
+    if unknown and any(r in unknown for _, r in regops):
+        work_unknown.add(pc)
+        return
+    fam = OPCODES[i.opcode].family
+    vector = fam in VECTOR_FAMILIES
+    if vector and _MASK_REG in unknown:
+        work_unknown.add(pc)
+        return
+    values = tuple(regs.get(r) for _, r in regops)
+    key = (pc, values, core.mask_mode, core.mask) if vector else (pc, values)
+    w = memo.get(key)
+    if w is None:
+        ops = list(i.operands)
+        for (j, _), v in zip(regops, values):
+            if isinstance(v, int):
+                ops[j] = ir.Immediate(v)
+        if vector:
+            r = repeat_operand(fam)
+            repeat = ops[r].value if isinstance(ops[r], ir.Immediate) else None
+            ops[r] = ir.Immediate(1)
+            one = describe(replace(i, operands=tuple(ops)))     # one full repeat
+            lanes = one.extra["lanes"]
+            if repeat is None or not isinstance(repeat, int):
+                work_unknown.add(pc)
+                return
+            _reps, act = _active(core, lanes, int(repeat))
+            on = int(act.sum())
+            w = memo[key] = (one.flops * on / lanes, one.int_ops * on / lanes, one.bytes * on / lanes)
+        else:
+            info = describe(replace(i, operands=tuple(ops)))
+            w = memo[key] = (info.flops, info.int_ops, info.bytes)
+    acc = work[pc]
+    acc[0] += w[0]
+    acc[1] += w[1]
+    acc[2] += w[2]
 
 
 class _ScalarCore:
     """What the engine's scalar and branch closures touch of a core: its registers."""
 
-    __slots__ = ("regs", "scal")
+    __slots__ = ("regs", "scal", "mask", "mask_mode")
 
     def __init__(self, regs: dict):
         self.regs = regs
         self.scal = 0
+        self.mask_mode, self.mask = "norm", (-1, -1)       # as sim.ascend.engine.Core starts

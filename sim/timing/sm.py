@@ -344,6 +344,8 @@ class SM:
         l2_chip = P.hier["l2_bw"] / P.hz
         self.w_line = P.hier.get("l2_write_line_cycles", 0.0) * l2_chip
         self.w_sector = P.hier.get("l2_write_sector_cycles", 32.0 / l2_chip) * l2_chip
+        # a sector written only in part costs more: its bytes are merged into the sector at the L2
+        self.w_partial = P.hier.get("l2_write_partial_cycles", self.w_sector / l2_chip) * l2_chip
         self.l2_work = 0.0
         self.stalls = Stalls()
         self.leaders = leaders      # pcs of loads ptxas merges into vector loads (sim.timing.vectorize)
@@ -413,6 +415,7 @@ class SM:
         cpg: list = []       # per warp: [open group completion, [closed group completions]]
         wgg: list = []
         vdone: list = []     # per warp: leader pc -> completion of its vector load
+        drain: list = []     # per warp: when its last atomic is performed at L2 (its exit waits: drain)
         leaders = self.leaders
         heap: list = []
         sp_free = [0.0] * 4
@@ -450,6 +453,7 @@ class SM:
                 cpg.append([0.0, []])
                 wgg.append([0.0, []])
                 vdone.append({})
+                drain.append(0.0)
                 live[c] += 1
                 heapq.heappush(heap, (t, t, g))
             if live[c] == 0:
@@ -645,8 +649,11 @@ class SM:
                     elif space == "g":
                         # the L1 t-stage looks up one 128-byte line per clock (a warp access
                         # costs its distinct lines; atomics pass at 4 sectors per clock)
-                        nl = (len(extra) or 1) if kind in ("load", "async_load") else \
-                            ((extra or 1) if kind == "store" else cost * 0.25)
+                        if kind == "store":         # (lines, partly written sectors); a bare count: lines
+                            nl, npart = extra if type(extra) is tuple else (extra, 0)
+                            nl = nl or 1
+                        else:
+                            nl = (len(extra) or 1) if kind in ("load", "async_load") else cost * 0.25
                         s0 = l1.reserve(t, nl)
                         if s0 > leave_g:
                             leave_g = s0
@@ -687,7 +694,7 @@ class SM:
                         elif kind == "store":
                             l2_sec += cost
                             self.l2_seq.append((None, cost * 32, 0))     # stores: new lines taking space
-                            wb = self.w_line * (extra or 1) + self.w_sector * cost
+                            wb = self.w_line * nl + self.w_sector * (cost - npart) + self.w_partial * npart
                             self.l2_work += wb
                             s2 = l2.reserve(s0, wb)
                             sq.admit(t, s2 + wb * l2.interval)
@@ -697,10 +704,18 @@ class SM:
                             s2 = l2.reserve(s0, cost * 32)
                             sa = self.atom.reserve(s2, max(1, extra))
                             sq.admit(t, sa)
+                            # performed at L2 once its line is there (a read-modify-write: a miss
+                            # waits for DRAM, as a load's does; the hottest address's line stays in
+                            # L2, and its atomics queue at the slice instead: atomic_wait); an atom's
+                            # old value comes back then. The warp's exit waits for it (drain), less
+                            # the L2 round trip that every launch's last stores take and that the
+                            # fitted launch_overhead already holds
+                            ca = sa + l2_lat + L["atomic_same_address"] * max(0, extra - 1) + \
+                                (self.atomic_wait if pc in hot_atomics else miss_extra)
+                            if ca - l2_lat > drain[g]:
+                                drain[g] = ca - l2_lat
                             if op.writes:
-                                w_ = self.atomic_wait if pc in hot_atomics else 0.0
-                                done, cause = max(done, sa + l2_lat + L["atomic_same_address"] * max(0, extra - 1)
-                                                  + w_), "long_scoreboard"
+                                done, cause = max(done, ca), "long_scoreboard"
                     else:
                         done = max(done, t + L["global_l1"])
                 if not free:
@@ -772,6 +787,9 @@ class SM:
                 continue
             if i >= len(s):
                 end = max(done, after, cpg[g][0], max(cpg[g][1], default=0.0), wgg[g][0])
+                if drain[g] > end:
+                    add("drain", drain[g] - end)
+                    end = drain[g]
                 cta_end[c] = max(cta_end[c], end)
                 live[c] -= 1
                 lst = parked.get(c)

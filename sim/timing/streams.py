@@ -7,7 +7,9 @@ warp id (``cta * warps_per_cta + warp``), in ``seq`` order, as one :class:`WarpS
 
 * global/local loads, stores, atomics: ``cost`` = 32-byte sectors the warp touches
   (:func:`sim.memory.banks.global_sectors`); ``extra`` = the 128-byte lines of a load (a tuple of
-  ``line * 16 + sector mask``, for the sectored L1 model), the number of 128-byte lines a store touches, or, for an atomic, the most lanes
+  ``line * 16 + sector mask``, for the sectored L1 model), a store's ``(lines, partial)``: the 128-byte
+  lines it touches and the sectors it writes only part of (the L2 merges those bytes into the sector:
+  ``hierarchy.l2_write_partial_cycles``), or, for an atomic, the most lanes
   that hit one address (same-address serialisation);
 * shared memory: ``cost`` = wavefronts, ``extra`` = the ideal wavefronts
   (:func:`sim.memory.banks.shared_costs`; ldmatrix and wgmma descriptors included).
@@ -32,7 +34,7 @@ class Access(NamedTuple):
     space: str          # "g" global or local, "s" shared, "c" constant or parameter
     kind: str           # "load", "store", "atomic", "async_load", "async_store"; "merged": inside a vector load
     cost: int           # g: 32-byte sectors; s: wavefronts
-    extra: object       # g: a load's 128-byte lines (tuple of line * 16 + sector mask), a store's line count, an atomic's most
+    extra: object       # g: a load's 128-byte lines (tuple of line * 16 + sector mask), a store's (line count, partly written sectors), an atomic's most
     #                     lanes on one address; s: the conflict-free wavefronts; merged: the leader pc
 
 
@@ -144,8 +146,9 @@ class WarpStreams:
                     extra = [_max_same(a[i][act[i]]) for i in range(len(a))]
                 elif kind in ("load", "async_load"):
                     extra = _line_sectors(np.where(act, a >> 5, -1))
-                else:                   # stores: the 128-byte lines they touch (L1 t-stage lookups)
-                    extra = _distinct_per_row(np.where(act, a >> 7, -1)).tolist()
+                else:                   # stores: (128-byte lines they touch, sectors they write only partly)
+                    extra = list(zip(_distinct_per_row(np.where(act, a >> 7, -1)).tolist(),
+                                     _partial_sectors(a, act, p.width).tolist()))
                 costs = list(map(Access._make, zip(repeat(sp), repeat(kind), secs.tolist(), extra)))
             else:
                 costs = [Access(sp, kind, 1, 0)] * len(p.warps)
@@ -309,6 +312,22 @@ def _distinct_per_row(keys: np.ndarray) -> np.ndarray:
     new = np.ones(s.shape, bool)
     new[:, 1:] = s[:, 1:] != s[:, :-1]
     return (new & (s >= 0)).sum(axis=1)
+
+
+def _partial_sectors(a: np.ndarray, act: np.ndarray, width: int) -> np.ndarray:
+    """Per row of byte addresses (one row per warp, ``act`` its active lanes, each lane writing ``width``
+    bytes): the 32-byte sectors the row writes only part of (fewer than 32 distinct bytes; lanes writing
+    the same address count once). A warp storing 4 bytes every 32 (write_strided_8) writes 32 sectors
+    partly; 4 bytes per lane side by side (write_strided_1) or 16 (st.v4) write whole sectors."""
+    n = len(a)
+    w = int(width or 4)
+    if n == 0 or a.shape[1] == 0 or w >= 32:
+        return np.zeros(n, np.int64)
+    rows = np.broadcast_to(np.arange(n)[:, None], a.shape)[act]
+    keys = np.unique(rows.astype(np.int64) * (1 << 44) + (a[act] & ((1 << 44) - 1)))   # distinct (row, address)
+    sec, cnt = np.unique(keys >> 5, return_counts=True)                                   # per (row, sector)
+    part = sec[cnt * w < 32] >> 39                                                         # their rows
+    return np.bincount(part, minlength=n).astype(np.int64)
 
 
 def _max_same(a: np.ndarray) -> int:

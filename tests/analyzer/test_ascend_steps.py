@@ -83,6 +83,10 @@ def test_the_bundled_gemm_before_and_after(capsys):
     assert (dyn["instructions"], dyn["cores"], dyn["core_type"]) == ({"value": 1716, "exact": True}, 24, "cube")
     assert dyn["threads"] is None and dyn["totals"] == "per launch: 24 cube cores, one program each"
     assert dyn["mix"]["CUBE"] == 20 and dyn["mix"]["FIXPIPE"] == 4 and all(dyn["mix_exact"].values())
+    st = dyn["stepped"]
+    assert (st["block_idx"], st["cores"], st["machine"], st["steps"]) == ("0-23", 24, "davinci-a2", 1716)
+    # cores 0-3 compute one output tile each, the 20 others find none (their prologue and exit only)
+    assert st["per_core_instructions"] == [349] * 4 + [16] * 20
     assert dyn["notes"][0].startswith("counts exact: the scalar program stepped on the 24 cube cores of a "
                                       "davinci-a2 launch (block_idx 0-23")
     loops = {li["lines"][0]: li for li in k["loops"]}
@@ -209,7 +213,69 @@ def test_the_text_report_says_why_the_counts_are_estimates(tmp_path, capsys):
     assert main([str(f)]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert ("estimate rests on scalar program not stepped: scalar parameter(s) %n have no value (line 2); "
-            "1 loop(s) assumed 16 iterations (line 6); exact with --param %n") in text
+            "1 loop(s) assumed 16 iterations (line 6); exact with --param %n loops") in text
+    assert "only a run counts" not in text                # --param %n decides them all
     assert main([str(f), "--param", "%n=200"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "1056 executed per launch" in text     # 48 cores x (mov + 5 x 4 + ret) and "estimate rests on" not in text
+
+
+@pytest.mark.parametrize("which", BUNDLED + sorted(GENERATED))
+def test_stepped_work_is_what_the_run_moves_and_the_meta_says(which):
+    """Work and bytes from each instruction's operands as stepped: GM bytes equal the run's GM
+    traffic (``kernlens run``'s gm bytes), a GEMM's FLOPs (integer ops for s8) 2 x m x n x k of its
+    ``.meta``; before, every instruction whose counts sit in registers counted 0."""
+    from sim.ascend.check import read_meta
+    from sim.ascend.timing import gm_traffic
+
+    module = _module(which)
+    run = run_module(module, MACHINE, functional=False)
+    docs = [r.to_json() for r in analyze_module(module)]
+    assert all(d["flops"]["exact"] and d["bytes"]["exact"] for d in docs)
+    assert all(d["flops"]["basis"].startswith("stepped") for d in docs)
+    assert sum(d["bytes"]["global"] for d in docs) == gm_traffic(run.launch.events)
+    meta = read_meta(module) or {}
+    if meta.get("op") == "gemm":
+        (d,) = docs
+        assert d["flops"]["total"] + d["flops"]["int_ops"] == 2 * meta["m"] * meta["n"] * meta["k"]
+
+
+def test_vector_work_applies_the_mask():
+    """The bundled reduction sums 300 rows of 1000 f16: one op per element summed (the tables'
+    vcadd), 300,000; counting every lane of each repeat (the mask not applied) gave 307,200."""
+    (r,) = analyze_module(isa.load(EXAMPLES / "ascend" / "reduce_sum_f16.asm"))
+    d = r.to_json()
+    assert (d["flops"]["total"], d["flops"]["exact"]) == (300 * 1000, True)
+    assert d["bytes"]["global"] == 300 * 1000 * 2 + 300 * 2 == d["work_from_meta"]["global_bytes"]
+
+
+def test_without_steps_the_work_comes_from_the_meta_shapes(tmp_path, capsys):
+    from analyzer.cli import main
+
+    f = tmp_path / "k.asm"
+    f.write_text(PARAM.replace(".arch davinci-a2\n", ".arch davinci-a2\n.meta op=reduce reduce=sum dtype=f16 rows=2 "
+                                                    "cols=2048\n"))
+    assert main([str(f), "--format", "json"]) == 0
+    k = json.loads(capsys.readouterr().out)["kernels"][0]
+    assert k["flops"]["basis"] == ".meta shapes" and k["flops"]["total"] == 2 * 2047
+    assert k["bytes"]["global"] == 2 * 2048 * 2 + 2 * 2
+    assert main([str(f)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "FLOPs 4094 per launch (rows x (cols - 1) (.meta))" in text and "global bytes ≥ 8196 per launch" in text
+
+
+def test_kernlens_run_reports_the_measured_counts_by_class(capsys):
+    """After a run the counts are the run's own (basis 'measured'), per code segment of a mix kernel;
+    they equal the stepped ones the analyzer reports."""
+    from kernlens.cli import main
+
+    path = EXAMPLES / "ascend" / "gemm_f16_256x192x320.asm"
+    assert main(["run", str(path), "--json"]) == 0
+    (m,) = json.loads(capsys.readouterr().out)["measured_counts"].values()
+    assert (m["basis"], m["cores"], m["instructions"]) == ("measured", 24, 1716)
+    assert m["by_class"] == {"SCALAR": 1132, "SYNC": 376, "MTE1": 160, "MTE2": 24, "CUBE": 20, "FIXPIPE": 4}
+    (r,) = analyze_module(isa.load(path))
+    assert {c: v for c, v in r.dynamic()["mix"].items() if "_" not in c} == m["by_class"]
+    assert main(["run", str(path)]) == 0
+    assert ("by class (measured, 24 cores): SCALAR 1,132, SYNC 376, MTE1 160, MTE2 24, CUBE 20, FIXPIPE 4"
+            in capsys.readouterr().out)

@@ -178,3 +178,25 @@ def test_outputs_that_cannot_be_written_are_located_errors(tmp_path, capsys):
     code = kernlens(["run", str(ptx), "--launch", f"{EXAMPLES / 'manifest.json'}#sgemm_tiled", "--timing", "h200",
                      "--plot", bad])
     assert code == 2 and capsys.readouterr().err.startswith(f"{bad}: error: cannot write {bad}: ")
+
+
+def test_an_unknown_param_lists_the_parameters(capsys):
+    """``--param nope=3`` said only that no kernel has it; now it names the parameters to choose from."""
+    from tests.conftest import EXAMPLES
+
+    code, _, err = run(capsys, EXAMPLES / "ptx" / "sgemm_tiled.sm_90.ptx", "--param", "nope=3")
+    assert code == 2
+    assert err.startswith("error: --param nope: no analysed kernel has a parameter of that name (parameters: "
+                          "sgemm_tiled_param_0 (A), sgemm_tiled_param_1 (B), sgemm_tiled_param_2 (C), ")
+    assert "sgemm_tiled_param_5 (K))" in err
+
+
+def test_the_static_roofline_row_says_it_is_a_model(capsys):
+    """The text's roofline row printed an attainable rate with no word on its basis (global bytes as DRAM)."""
+    from tests.conftest import EXAMPLES
+
+    code, out, _ = run(capsys, EXAMPLES / "ptx" / "hgemm_wmma.sm_90.ptx", "--param", "K=64", "--grid", "2,3,1",
+                       "--block", "32,1,1")
+    row = " ".join(next(l for l in out.splitlines() if l.startswith("roofline")).split())
+    assert code == 0 and row.startswith("roofline memory-bound on h200: attainable 30.72 TFLOP/s of peak 645.56")
+    assert "(a model: global bytes taken as DRAM bytes, no caches)" in " ".join(out.split())
