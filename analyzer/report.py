@@ -161,6 +161,8 @@ class KernelReport:
     #: summed over the launch from its operands' values (:attr:`sim.ascend.scalar.ScalarSteps.work`),
     #: and the instructions whose count operands came from loaded data (their work is not known)
     stepped_work: dict[int, tuple] | None = None
+    #: which cores were stepped (``block_idx`` values, all of the launch), and each core's instructions
+    stepped: dict | None = None
     work_unknown: frozenset[int] = frozenset()
 
     def __post_init__(self) -> None:
@@ -216,6 +218,8 @@ class KernelReport:
             self.use_measured(dict(enumerate(got.counts)), by, dict(enumerate(got.taken)), cores=got.cores,
                               core_type=got.core_type, basis="exact")
             self.stepped_work, self.work_unknown = got.work, frozenset(got.work_unknown)
+            self.stepped = {"block_idx": got.block_idx, "cores": got.cores, "core_type": got.core_type,
+                            "machine": machine.name, "steps": got.steps, "per_core_instructions": list(got.per_core)}
             if got.stopped:
                 self.call_notes.append(f"the scalar program stops on {len(got.stopped)} core(s): {got.stopped[0]}")
             return
@@ -555,6 +559,7 @@ class KernelReport:
             "per": per,
             "threads": threads if self.cores is None else None,
             **({"cores": self.cores, "core_type": self.core_type} if self.cores is not None else {}),
+            **({"stepped": self.stepped} if self.stepped is not None and self.measured_basis == "exact" else {}),
             "exact": all_exact,
             "instructions": val(total),
             "instructions_per_thread": {"value": _num(total), "exact": all_exact},

@@ -209,18 +209,23 @@ def analyse(module: Module, fn: Function, corpus: CorpusInfo | None = None,
                     f"{_si(roof.get('attainable_ops_per_s'), 'op/s')} of peak {_si(roof.get('peak_ops_per_s'), 'op/s')}"
                     f", ridge {roof['ridge']:.0f} op/B" if roof.get("ridge") else f"on {roof['machine']}")
     ka = KernelAnalysis(
-        provider="analyzer, measured counts of the last run" if r.measured is not None else "analyzer", notes=notes, loops=cfg_loops(r.cfg),
+        provider="analyzer, measured counts of the last run" if r.measured is not None and r.measured_basis == "measured"
+        else "analyzer, the scalar program stepped on every core" if r.measured is not None else "analyzer",
+        notes=notes, loops=cfg_loops(r.cfg),
         class_mix=[(c, static.get(c, 0), d) for c, d in mix.most_common()], flops=flops,
         bytes={k: float(v["value"]) for k, v in dyn["bytes"].items()},
         work_note=(f"dynamic, per {dyn.get('per', 'thread')} "
-                   f"({'measured: the counts of the last run' if r.measured is not None else 'exact' if dynamic_exact else 'estimate'})"),
+                   f"({'measured: the counts of the last run' if r.measured is not None and r.measured_basis == 'measured' else 'exact' if dynamic_exact else 'estimate'})"),
         intensity=dyn["intensity"]["value"], roofline=roofline, registers=declared_registers(fn),
         shared_bytes=shared, shared_note=shared_note, dynamic_exact=dynamic_exact,
         missing=[f"analyzer: {n}" for n in dyn.get("notes", [])])
     if module.isa == "ascend":        # work held in register operands: the .meta shapes say it
         ka.registers, ka.shared_bytes, ka.shared_note = {}, None, ""
         w = r.shape_work()
-        if w is None:
+        if r.stepped_work is not None:    # exact: each instruction with its operands' values, every core
+            ka.intensity = r.to_json()["intensity"]     # work / the bytes moved between GM and the cores
+            ka.work_note += "; work from each instruction's operands as stepped"
+        elif w is None:
             ka.flops, ka.bytes, ka.intensity = {}, {}, None
             ka.work_note = "unknown: no .meta header with the shapes (the Run tab measures the kernel)"
         else:
@@ -236,7 +241,7 @@ def analyse(module: Module, fn: Function, corpus: CorpusInfo | None = None,
         if li is not None:
             lp.trip = ("not entered" if not li.entered
                        else f"{li.iterations} iteration{'' if li.iterations == 1 else 's'}"
-                       + (" (measured)" if li.measured is not None else "")
+                       + (" (measured)" if li.measured is not None and li.basis == "measured" else " (stepped)" if li.measured is not None else "")
                        if li.iterations is not None
                        else f"? (assumed {dyn.get('assumed_iterations')} iterations)")
             lp.exact = li.exact

@@ -101,6 +101,7 @@ def run_ascend(args) -> int:
         "gm": {"bytes": t.gm_bytes, "unique_bytes": t.gm_unique_bytes, "l2_hit_rate": t.l2_hit_rate,
                "hbm_read_bytes": t.hbm_read_bytes, "hbm_writeback_bytes": t.hbm_writeback_bytes},
     }
+    out["measured_counts"] = measured_counts(module, res.launch)
     if res.launch.vector_blocks:
         out["vector_cores"] = res.launch.vector_blocks
         out["pipes_by_core_kind"] = t.utilization_by_kind
@@ -147,12 +148,36 @@ def run_ascend(args) -> int:
     return rc
 
 
+def measured_counts(module, launch) -> dict:
+    """Per kernel (code segment) run: its executions by instruction class, all cores, from the
+    run's per-instruction counts (``LaunchResult.pc_counts``) through the analyzer's report
+    (``use_measured``: the figures a report gives when the kernel has been run)."""
+    from analyzer.report import analyze_function
+
+    out = {}
+    for name, counts in launch.pc_counts.items():
+        fn = module.function(name)
+        cores = sum(1 for k in (launch.core_kernels or [name] * launch.blocks) if k == name)
+        r = analyze_function(module, fn, machine=None)
+        r.use_measured(dict(enumerate(counts)), "the simulator (kernlens run)",
+                       dict(enumerate(launch.taken_counts.get(name, ()))), cores=cores,
+                       core_type=fn.attributes[0] if fn.attributes else "cube")
+        d = r.dynamic()
+        out[name] = {"basis": d["basis"], "cores": cores, "instructions": d["instructions"]["value"],
+                     "by_class": dict(sorted(((c, v) for c, v in d["mix"].items() if "_" not in c),
+                                             key=lambda kv: -kv[1]))}
+    return out
+
+
 def _text(o: dict, functional: bool) -> str:
     cores = (f"{o['cores']} cube + {o['vector_cores']} vector cores (mix)" if "vector_cores" in o
              else f"{o['cores']} {o['core_type']} core(s)")
     lines = [f"kernel {o['kernel']} on {o['machine']}: {cores}",
              f"  cycles {o['cycles']:.0f}  time {o['seconds'] * 1e6:.2f} us  (modelled)",
              f"  instructions {o['instructions']:,} executed (counted in this run, all cores)"]
+    for name, m in o.get("measured_counts", {}).items():
+        lines.append(f"  {name if len(o['measured_counts']) > 1 else 'by class'} (measured, {m['cores']} cores): "
+                     + ", ".join(f"{c} {v:,}" for c, v in m["by_class"].items()))
     if "gemm" in o:
         g = o["gemm"]
         lines.append(f"  {g['tflops']:.1f} {g['unit']} of {g['peak_tflops']:.1f} {g['unit']} peak "

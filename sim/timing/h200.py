@@ -209,7 +209,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     h = max(streams.atomic_counts.values(), key=lambda v: v[0], default=None)
     hot = 0.0 if h is None else h[0] * (f if sampled and h[2] else 1.0)
     atomic_cycles = hot * P.lat["atomic_same_address"]
-    hot_pcs = frozenset(h[3]) if h is not None and len(h) > 3 else frozenset()
+    hot_pcs = frozenset(h[3]) if h is not None and h[2] and len(h) > 3 else frozenset()   # shared by CTAs
     aw = [0.0]                  # the queueing each of those atomics sees at the slice (below)
 
     def one(i, dram_latency, traced=False):

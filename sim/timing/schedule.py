@@ -29,8 +29,11 @@ What is modelled (*modelled*, an approximation of ptxas's scheduler, not its cod
 * the scheduler is cycle-driven: each cycle it issues, among instructions whose operands are ready,
   the one with the longest latency path to the end of the block (ties: program order); when none is
   ready it waits for the earliest;
-* register pressure: at most ``MAX_INFLIGHT_LOADS`` loads whose results are not yet used are hoisted
-  at a time ([assumed]: ptxas bounds what it hoists by the registers the results need);
+* register pressure: the loads whose results are not yet read may hold at most
+  ``MAX_INFLIGHT_REGISTERS`` result registers at a time (ptxas bounds what it hoists by the registers
+  the results need: one LDS.128 counts 4, an LDS 1). A load is in flight until the instructions that
+  read its result have issued; what merely stays after it (a closing ``bar.sync``, a later store)
+  does not keep it in flight, so the window moves along the block (SASS: LDS, FFMA, LDS, FFMA, ...);
 * blocks over ``MAX_BLOCK`` instructions keep PTX order (scheduling cost).
 
 A warp's stream (:class:`sim.timing.streams.WarpStream`) is rewritten only where it runs a whole
@@ -47,7 +50,7 @@ from sim import machines
 
 # sim/machines/h200.toml [schedule], each with its source ([assumed]: ptxas's choices are not published; max_if_body measured)
 _SCHED = machines.load("h200")[1]["schedule"]
-MAX_INFLIGHT_LOADS = int(_SCHED["max_inflight_loads"]["value"])     # 16
+MAX_INFLIGHT_REGISTERS = int(_SCHED["max_inflight_registers"]["value"])     # 12
 MAX_BLOCK = int(_SCHED["max_block"]["value"])                       # 4000: scheduling cost, not hardware
 MAX_IF_BODY = int(_SCHED["max_if_body"]["value"])                   # 8: measured with ptxas (bench/ptxas_ifconv.py)
 
@@ -156,6 +159,7 @@ def _schedule(ins, infos, facts, base, a, b, glat, registers, merged, conv=None)
     since_bar: list[int] = []
     lat = [0.0] * m
     is_load = [False] * m
+    nregs = [1] * m                 # a load's result registers
     for j in range(m):
         i = ins[a + j]
         f = facts[base + a + j]
@@ -195,6 +199,8 @@ def _schedule(ins, infos, facts, base, a, b, glat, registers, merged, conv=None)
             lj = glat
         lat[j] = lj
         is_load[j] = load and sp not in _FREE
+        if use is not None and load:
+            nregs[j] = max(1, len(use.writes))
         if use is not None:
             for r in use.reads:
                 w = last_w.get(r)
@@ -245,17 +251,21 @@ def _schedule(ins, infos, facts, base, a, b, glat, registers, merged, conv=None)
         prio[j] = lat[j] + max((prio[s] for s in succ[j]), default=0.0)
     npred = [len(preds[j]) for j in range(m)]
     ready_t = [0.0] * m
-    consumers = [sum(1 for s in succ[j] if s != term) for j in range(m)]
-    uses_of = [[x for x in preds[j] if is_load[x]] for j in range(m)]
+    # in flight until its readers issue: read-after-write edges carry the producer's latency, the
+    # ordering edges (a closing barrier, a later store) none; counting those kept every hoisted load
+    # in flight to the end of the block, and the rest then issued just before their FFMAs
+    consumers = [sum(1 for s in succ[j] if s != term and preds[s][j] > 0) for j in range(m)]
+    uses_of = [[x for x in preds[j] if is_load[x] and preds[j][x] > 0] for j in range(m)]
     cand = [j for j in range(m) if npred[j] == 0]
     t = 0.0
     order: list[int] = []
     inflight: dict[int, int] = {}
+    held = 0                        # result registers of the loads in flight
     while cand:
         best = None
         soonest = None
         for j in cand:
-            if is_load[j] and consumers[j] and len(inflight) >= MAX_INFLIGHT_LOADS:
+            if is_load[j] and consumers[j] and held and held + nregs[j] > MAX_INFLIGHT_REGISTERS:
                 continue
             if ready_t[j] <= t:
                 if best is None or prio[j] > prio[best] or (prio[j] == prio[best] and j < best):
@@ -274,8 +284,10 @@ def _schedule(ins, infos, facts, base, a, b, glat, registers, merged, conv=None)
                 inflight[x] -= 1
                 if inflight[x] <= 0:
                     del inflight[x]
+                    held -= nregs[x]
         if is_load[best] and consumers[best]:
             inflight[best] = consumers[best]
+            held += nregs[best]
         for s in succ[best]:
             ready_t[s] = max(ready_t[s], t + preds[s][best])
             npred[s] -= 1
@@ -355,4 +367,4 @@ def _order_table(orders: dict) -> tuple:
 _TABLES: dict[int, tuple] = {}
 
 
-__all__ = ["block_orders", "reorder", "reorder_index", "MAX_INFLIGHT_LOADS"]
+__all__ = ["block_orders", "reorder", "reorder_index", "MAX_INFLIGHT_REGISTERS"]

@@ -415,6 +415,7 @@ class SM:
         cpg: list = []       # per warp: [open group completion, [closed group completions]]
         wgg: list = []
         vdone: list = []     # per warp: leader pc -> completion of its vector load
+        drain: list = []     # per warp: when its last atomic is performed at L2 (its exit waits: drain)
         leaders = self.leaders
         heap: list = []
         sp_free = [0.0] * 4
@@ -452,6 +453,7 @@ class SM:
                 cpg.append([0.0, []])
                 wgg.append([0.0, []])
                 vdone.append({})
+                drain.append(0.0)
                 live[c] += 1
                 heapq.heappush(heap, (t, t, g))
             if live[c] == 0:
@@ -569,20 +571,30 @@ class SM:
             if acc is not None and not free:
                 wait, why = r, None
                 for part in acc:
+                    # IssueQueue.slot_at(r), inlined (about 11 M calls per replay of the hgemm_cp_async
+                    # perf launch): drop the entries gone by r, then the slot the depth-th newest frees
                     if part[0] == "s":
-                        at = mq[sp].slot_at(r)
-                        if at > wait:
-                            wait, why = at, "mio_throttle"
+                        q_ = mq[sp]
+                        lv = q_._leaves
+                        if lv and lv[0] <= r:
+                            q_._prune(r)
+                        n_ = len(lv)
+                        if n_ >= q_.depth and lv[n_ - q_.depth] > wait:
+                            wait, why = lv[n_ - q_.depth], "mio_throttle"
                     elif part[0] == "g":
-                        at = lq[sp].slot_at(r)
-                        if at > wait:
-                            wait, why = at, "lg_throttle"
+                        q_ = lq[sp]
+                        lv = q_._leaves
+                        if lv and lv[0] <= r:
+                            q_._prune(r)
+                        n_ = len(lv)
+                        if n_ >= q_.depth and lv[n_ - q_.depth] > wait:
+                            wait, why = lv[n_ - q_.depth], "lg_throttle"
                         if part[1] in ("store", "atomic"):
                             at = sq.slot_at(r)
                             if at > wait:
                                 wait, why = at, "lg_throttle"
                 if wait > r:
-                    add(why, wait - r)
+                    cyc[why] = cyc.get(why, 0.0) + (wait - r)
                     bw = blocked[sp].get(wait)           # join the warps blocked until ``wait``
                     me = (since, g)
                     if bw is None:
@@ -692,10 +704,18 @@ class SM:
                             s2 = l2.reserve(s0, cost * 32)
                             sa = self.atom.reserve(s2, max(1, extra))
                             sq.admit(t, sa)
+                            # performed at L2 once its line is there (a read-modify-write: a miss
+                            # waits for DRAM, as a load's does; the hottest address's line stays in
+                            # L2, and its atomics queue at the slice instead: atomic_wait); an atom's
+                            # old value comes back then. The warp's exit waits for it (drain), less
+                            # the L2 round trip that every launch's last stores take and that the
+                            # fitted launch_overhead already holds
+                            ca = sa + l2_lat + L["atomic_same_address"] * max(0, extra - 1) + \
+                                (self.atomic_wait if pc in hot_atomics else miss_extra)
+                            if ca - l2_lat > drain[g]:
+                                drain[g] = ca - l2_lat
                             if op.writes:
-                                w_ = self.atomic_wait if pc in hot_atomics else 0.0
-                                done, cause = max(done, sa + l2_lat + L["atomic_same_address"] * max(0, extra - 1)
-                                                  + w_), "long_scoreboard"
+                                done, cause = max(done, ca), "long_scoreboard"
                     else:
                         done = max(done, t + L["global_l1"])
                 if not free:
@@ -767,6 +787,9 @@ class SM:
                 continue
             if i >= len(s):
                 end = max(done, after, cpg[g][0], max(cpg[g][1], default=0.0), wgg[g][0])
+                if drain[g] > end:
+                    add("drain", drain[g] - end)
+                    end = drain[g]
                 cta_end[c] = max(cta_end[c], end)
                 live[c] -= 1
                 lst = parked.get(c)

@@ -83,6 +83,10 @@ def test_the_bundled_gemm_before_and_after(capsys):
     assert (dyn["instructions"], dyn["cores"], dyn["core_type"]) == ({"value": 1716, "exact": True}, 24, "cube")
     assert dyn["threads"] is None and dyn["totals"] == "per launch: 24 cube cores, one program each"
     assert dyn["mix"]["CUBE"] == 20 and dyn["mix"]["FIXPIPE"] == 4 and all(dyn["mix_exact"].values())
+    st = dyn["stepped"]
+    assert (st["block_idx"], st["cores"], st["machine"], st["steps"]) == ("0-23", 24, "davinci-a2", 1716)
+    # cores 0-3 compute one output tile each, the 20 others find none (their prologue and exit only)
+    assert st["per_core_instructions"] == [349] * 4 + [16] * 20
     assert dyn["notes"][0].startswith("counts exact: the scalar program stepped on the 24 cube cores of a "
                                       "davinci-a2 launch (block_idx 0-23")
     loops = {li["lines"][0]: li for li in k["loops"]}
@@ -258,3 +262,20 @@ def test_without_steps_the_work_comes_from_the_meta_shapes(tmp_path, capsys):
     assert main([str(f)]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "FLOPs 4094 per launch (rows x (cols - 1) (.meta))" in text and "global bytes ≥ 8196 per launch" in text
+
+
+def test_kernlens_run_reports_the_measured_counts_by_class(capsys):
+    """After a run the counts are the run's own (basis 'measured'), per code segment of a mix kernel;
+    they equal the stepped ones the analyzer reports."""
+    from kernlens.cli import main
+
+    path = EXAMPLES / "ascend" / "gemm_f16_256x192x320.asm"
+    assert main(["run", str(path), "--json"]) == 0
+    (m,) = json.loads(capsys.readouterr().out)["measured_counts"].values()
+    assert (m["basis"], m["cores"], m["instructions"]) == ("measured", 24, 1716)
+    assert m["by_class"] == {"SCALAR": 1132, "SYNC": 376, "MTE1": 160, "MTE2": 24, "CUBE": 20, "FIXPIPE": 4}
+    (r,) = analyze_module(isa.load(path))
+    assert {c: v for c, v in r.dynamic()["mix"].items() if "_" not in c} == m["by_class"]
+    assert main(["run", str(path)]) == 0
+    assert ("by class (measured, 24 cores): SCALAR 1,132, SYNC 376, MTE1 160, MTE2 24, CUBE 20, FIXPIPE 4"
+            in capsys.readouterr().out)

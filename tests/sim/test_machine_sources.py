@@ -93,15 +93,15 @@ def test_the_timing_model_reads_the_l2_size_and_warp_limit_from_the_model():
 
 
 def test_the_schedule_constants_come_from_the_model():
-    """MAX_INFLIGHT_LOADS, MAX_IF_BODY and MAX_BLOCK were code constants without a toml source."""
+    """MAX_INFLIGHT_REGISTERS, MAX_IF_BODY and MAX_BLOCK were code constants without a toml source."""
     import inspect
 
     from sim.timing import schedule
 
     raw = machines.load("h200")[1]
     sched = {k: v["value"] for k, v in raw["schedule"].items()}
-    assert (schedule.MAX_INFLIGHT_LOADS, schedule.MAX_IF_BODY, schedule.MAX_BLOCK) == (
-        sched["max_inflight_loads"], sched["max_if_body"], sched["max_block"]) == (16, 8, 4000)
+    assert (schedule.MAX_INFLIGHT_REGISTERS, schedule.MAX_IF_BODY, schedule.MAX_BLOCK) == (
+        sched["max_inflight_registers"], sched["max_if_body"], sched["max_block"]) == (12, 8, 4000)
     # ptxas's choices are not published: assumed, except the if-conversion limit, measured with ptxas
     assert all(str(v["source"]).startswith("[assumed]") for k, v in raw["schedule"].items() if k != "max_if_body")
     assert raw["schedule"]["max_if_body"]["source"].startswith("bench/ptxas_ifconv.py (measured")

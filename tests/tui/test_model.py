@@ -235,10 +235,12 @@ def test_ascend_overview_uses_the_meta_shapes_and_no_ptx_fields():
 
     doc = load_file(str(EXAMPLES / "ascend" / "gemm_f16_256x192x320.asm")).kernels[0]
     a = doc.analysis
-    assert a.flops == {"gemm (FLOPs)": 31_457_280.0} and a.bytes == {"global (at least)": 385_024.0}
-    assert abs(a.intensity - 31_457_280 / 385_024) < 1e-12
+    # the scalar program stepped on the 24 cores (tests/analyzer/test_ascend_steps.py): exact work, not
+    # the .meta lower bound of 385,024 bytes
+    assert a.flops == {"f16": 31_457_280.0} and a.bytes["gm->l1"] + a.bytes["l0c->gm"] == 671_744.0
+    assert abs(a.intensity - 31_457_280 / 671_744) < 1e-12 and a.provider.endswith("stepped on every core")
     text = overview_markup(doc)
-    assert "Registers and shared memory" not in text and "per launch, from the .meta shapes" in text
+    assert "Registers and shared memory" not in text and "work from each instruction's operands as stepped" in text
 
 
 def test_a_source_named_by_an_absolute_path_elsewhere_is_found_in_cuda_beside_the_ptx(tmp_path):
@@ -266,3 +268,17 @@ def test_a_file_without_kernels_names_its_isas_kernel_directive(tmp_path):
     ptx.write_text(".version 8.0\n.target sm_90\n.address_size 64\n")
     assert load_file(str(asm)).error.render() == f"{asm}: error: no kernel (.kernel) in nok.asm"
     assert load_file(str(ptx)).error.render() == f"{ptx}: error: no kernel (.entry) in nok.ptx"
+
+
+def test_the_overview_labels_bytes_and_the_roofline():
+    """Bytes and intensity had no word on whether they are exact or estimated, the roofline verdict none on
+    its basis, and the mix said "dynamic estimate" for exact counts."""
+    from tui.widgets.overview import overview_markup
+
+    doc = load_file(str(EXAMPLES / "ptx" / "hgemm_wmma.sm_90.ptx")).kernels[0]
+    text = overview_markup(doc)
+    note = doc.analysis.work_note
+    assert note.endswith("(estimate)") or note.endswith("(exact)")
+    assert f"[b]Bytes by state space[/]  [dim]{note}[/]" in text
+    assert f"[b]Instruction mix by class[/] [dim]({note})[/]" in text
+    assert "the roofline verdict is a model: global bytes taken as DRAM bytes, no caches" in text

@@ -322,3 +322,26 @@ async def test_the_code_tab_shows_the_class_label_uncut():
         text = "".join(seg.text for seg in view._gutter(row))
         assert "store shared 32 " in text
     assert CLASS_W >= len("store shared 128")
+
+
+def test_the_ascend_timeline_header_says_what_each_number_is():
+    """The header printed the model's cycles beside the run's exact counts with no word on either."""
+    from tui.widgets.timeline_panel import header_markup
+
+    run = timeline.run_timing(load_file(str(VADD)).kernels[0])
+    text = header_markup(run)
+    assert f"{run.cycles:,.0f} cycles[/] (" in text and "GHz; modelled)" in text
+    assert f"({run.timing.gm_unique_bytes:,} distinct) [dim](exact: counted in this run)[/]" in text
+
+
+def test_the_run_tab_result_says_what_its_numbers_are():
+    """The Run tab listed the run's counts, the simulator's speed and the Ascend-like cycles unlabelled."""
+    from tui import runs
+    from tui.widgets.run_panel import result_markup
+
+    ptx = runs.simulate(load_file(str(EXAMPLES / "ptx" / "reduce_sum.sm_90.ptx")).kernels[0])
+    text = result_markup(ptx)
+    assert "counts of this run (exact: counted by the functional simulator):\n  warp_instructions" in text
+    assert "M thread-instructions/s (the simulator's speed here, measured)" in text
+    asc = runs.simulate_ascend(load_file(str(VADD)).kernels[0])
+    assert "cycles in the timing model (modelled)" in result_markup(asc)

@@ -50,16 +50,17 @@ def overview_markup(doc: KernelDoc) -> str:
     out.append(f"[dim]facts from: {a.provider}[/]")
     out.append("")
     dyn = any(d is not None for _, _, d in a.class_mix)
-    out.append("[b]Instruction mix by class[/] " + ("[dim](dynamic estimate)[/]" if dyn else "[dim](static)[/]"))
+    out.append("[b]Instruction mix by class[/] " + (f"[dim]({escape(a.work_note)})[/]" if dyn else "[dim](static)[/]"))
     out += _bars([(c, (d if dyn and d is not None else s)) for c, s, d in a.class_mix])
     out.append("")
     out.append("[b]FLOPs by dtype[/]  [dim]" + escape(a.work_note) + "[/]")
     out += _bars(sorted(a.flops.items(), key=lambda kv: -kv[1]))
     out.append("")
-    out.append("[b]Bytes by state space[/]")
+    out.append("[b]Bytes by state space[/]  [dim]" + escape(a.work_note) + "[/]")
     out += _bars(sorted(a.bytes.items(), key=lambda kv: -kv[1]))
     out.append("")
-    out.append("[b]Arithmetic intensity[/]")
+    out.append("[b]Arithmetic intensity[/]  [dim]" + escape(a.work_note) + "; the roofline verdict is a model: global "
+               "bytes taken as DRAM bytes, no caches[/]")
     if a.intensity is not None:
         out.append(f"  {a.intensity:.2f} FLOP/byte" + (f"  {escape(a.roofline)}" if a.roofline else ""))
     else:

@@ -41,16 +41,17 @@ def result_markup(r: runs.SimResult) -> str:
     head = f"[b]Simulated[/] in {r.seconds:.2f} s, seed {r.seed} ({inputs} inputs)"
     lines = []
     if r.isa == "ptx":
+        lines.append("  counts of this run (exact: counted by the functional simulator):")
         for key in STAT_KEYS:
             if key in r.stats:
                 lines.append(f"  {key:<24} {r.stats[key]:,}")
         ti = r.stats.get("thread_instructions", 0)
         if ti and r.seconds:
-            lines.append(f"  {ti / r.seconds / 1e6:.2f} M thread-instructions/s")
+            lines.append(f"  {ti / r.seconds / 1e6:.2f} M thread-instructions/s (the simulator's speed here, measured)")
     else:
         s = r.stats
         lines.append(f"  {s['instructions']:,} instructions on {s['cores']} {s['core_type']} core(s) of {s['machine']}, "
-                     f"{s['cycles']:,.0f} cycles in the timing model")
+                     f"{s['cycles']:,.0f} cycles in the timing model (modelled)")
     text = head + "\n" + escape("\n".join(lines))
     if r.isa == "ascend":
         if r.verdict is not None:

@@ -108,8 +108,9 @@ def tables_markup(run: timeline.TimelineRun) -> str:
 def header_markup(run: timeline.TimelineRun) -> str:
     t = run.timing
     return (f"[b]{escape(run.kernel)}[/] on [b]{escape(run.machine)}[/]: {run.cores} {run.core_type} core(s), "
-            f"[b]{run.cycles:,.0f} cycles[/] ({t.seconds * 1e6:.2f} µs at {run.hz / 1e9:.2f} GHz)\n"
-            f"{run.instructions:,} instructions, GM {t.gm_bytes:,} bytes moved ({t.gm_unique_bytes:,} distinct)\n"
+            f"[b]{run.cycles:,.0f} cycles[/] ({t.seconds * 1e6:.2f} µs at {run.hz / 1e9:.2f} GHz; modelled)\n"
+            f"{run.instructions:,} instructions, GM {t.gm_bytes:,} bytes moved ({t.gm_unique_bytes:,} distinct) "
+            "[dim](exact: counted in this run)[/]\n"
             "[dim]timing-only run: control flow, addresses, bounds and flags evaluated, no data computed "
             f"(the model took {run.seconds:.2f} s)[/]")
 

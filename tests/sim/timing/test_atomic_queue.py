@@ -50,8 +50,12 @@ def test_acquire_atomics_wait_their_turn_at_the_slice_and_the_cta_waits_at_the_b
     assert tm["top_stall"] == "barrier"
 
 
-def test_a_relaxed_atomic_whose_result_is_unused_is_not_waited_for():
+def test_a_relaxed_atomic_whose_result_is_unused_is_waited_for_only_at_exit():
+    """Nothing after it waits for a relaxed atomic: no barrier wait; but the warp's exit waits until
+    it is performed at L2 (ncu's drain: examples/h200/microbench.json atomic_same, 7,511 warps per
+    issue), so the launch's SM time is still the slice's serial time."""
     tm = _timing("relaxed")
-    assert tm["atomic_wait"] == 0.0
-    assert tm["sm_cycles"] < 0.3 * tm["atomic_cycles"]      # the launch is the slice's serial time
+    assert tm["atomic_wait"] > 0.0
+    assert tm["sm_cycles"] == pytest.approx(tm["atomic_cycles"], rel=0.1)
     assert tm["stalls"].get("barrier", 0.0) < 0.1 * _timing("acq_rel")["stalls"]["barrier"]
+    assert tm["top_stall"] == "drain"

@@ -111,3 +111,66 @@ def test_a_label_no_branch_names_does_not_end_the_block():
         "    ld.shared.f32 %f6,", "$L__tmp2:\n    ld.shared.f32 %f6,")
     assert "$L__tmp2:" in marked
     assert _cycles(marked) == _cycles(plain)
+
+
+def test_the_load_window_moves_along_a_chain_that_ends_in_a_barrier():
+    """An unrolled shared-memory dot product (two LDS per FFMA of one accumulator chain, a bar.sync
+    closing the block, as in the SGEMM tiles): ptxas keeps a window of loads ahead of their FFMAs for
+    the whole block. The closing barrier orders every load before it but does not read them: counted
+    as their consumer it kept every hoisted load in flight to the end of the block, so after the
+    first MAX_INFLIGHT_REGISTERS the loads issued right before the FFMA that reads them."""
+    from sim.timing.schedule import MAX_INFLIGHT_REGISTERS
+
+    n = 24
+    body = ["    mov.f32 %f100, 0f00000000;"]
+    for j in range(n):
+        body.append(f"    ld.shared.f32 %f{2 * j + 2}, [%r6+{4 * j}];")
+        body.append(f"    ld.shared.f32 %f{2 * j + 3}, [%r6+{1024 + 132 * j}];")
+        body.append(f"    fma.rn.f32 %f{101 + j}, %f{2 * j + 2}, %f{2 * j + 3}, %f{100 + j};")
+    body.append("    bar.sync 0;")
+    body.append(f"    add.f32 %f40, %f{100 + n}, %f1;")
+    src = (HEAD.replace(".reg .f32 %f<64>;", ".reg .f32 %f<160>;") + "\n".join(body) + "\n" + TAIL)
+    fn = isa.loads(src).functions[0]
+    infos = [describe(i) for i in fn.instructions]
+    state = SimpleNamespace(funcs=[SimpleNamespace(fn=fn, base=0)], instructions=fn.instructions, infos=infos)
+    orders = block_orders(state, op_facts(state, load_params()), 276.0)
+    order = next(o for o in orders.values() if len(o) > 3 * n)
+    ops = [fn.instructions[p] for p in order]
+    pos = {p: k for k, p in enumerate(order)}
+    lds = [k for k, i in enumerate(ops) if i.opcode == "ld"]
+    gaps = []
+    for k, i in enumerate(ops):
+        if i.opcode != "fma":
+            continue
+        # loads issued between this FFMA's later operand and the FFMA itself
+        src_regs = {o.name for o in i.operands[1:3]}
+        at = max(pos[p] for p in order if fn.instructions[p].opcode == "ld"
+                 and fn.instructions[p].operands[0].name in src_regs)
+        gaps.append(sum(1 for x in lds if at < x < k))
+    # while loads remain to be hoisted, every FFMA finds a window of loads issued after its operands
+    steady = gaps[:n - MAX_INFLIGHT_REGISTERS // 2]
+    assert min(steady) >= MAX_INFLIGHT_REGISTERS - 2, gaps
+
+
+def test_hoisted_loads_are_bounded_by_their_result_registers():
+    """ld.shared.v4 (LDS.128) results take four registers each: at most MAX_INFLIGHT_REGISTERS / 4
+    of them are hoisted ahead of their uses (sgemm_vec4's SASS: three LDS.128, then FFMAs)."""
+    from sim.timing.schedule import MAX_INFLIGHT_REGISTERS
+
+    n = 8
+    body = []
+    for j in range(n):
+        r = 4 * j + 2
+        body.append(f"    ld.shared.v4.f32 {{%f{r}, %f{r + 1}, %f{r + 2}, %f{r + 3}}}, [%r6+{16 * j}];")
+        body.append(f"    add.f32 %f{100 + j}, %f{r}, %f{r + 3};")
+    body.append("    add.f32 %f40, %f100, %f107;")
+    src = HEAD.replace(".reg .f32 %f<64>;", ".reg .f32 %f<160>;") + "\n".join(body) + "\n" + TAIL
+    fn = isa.loads(src).functions[0]
+    infos = [describe(i) for i in fn.instructions]
+    state = SimpleNamespace(funcs=[SimpleNamespace(fn=fn, base=0)], instructions=fn.instructions, infos=infos)
+    orders = block_orders(state, op_facts(state, load_params()), 276.0)
+    order = next(iter(orders.values()))
+    ops = [fn.instructions[p].opcode + "." + ".".join(fn.instructions[p].modifiers) for p in order]
+    first_use = ops.index("add.f32")
+    assert ops[:first_use].count("ld.shared.v4.f32") == MAX_INFLIGHT_REGISTERS // 4 == 3
+    assert ops.count("ld.shared.v4.f32") == n

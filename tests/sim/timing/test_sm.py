@@ -221,3 +221,22 @@ def test_cp_async_lines_skip_the_data_path():
         run = sm.run([[[(0, acc)] * 10 for _ in range(8)]])
         assert run.busy["l1"] == pytest.approx(4 * 10 * 8)
         assert run.busy["l1_data"] == pytest.approx(share)
+
+
+def test_a_warp_exit_waits_for_its_atomics_to_be_performed():
+    """An atomic is a read-modify-write at L2: a warp's exit waits until its atomics are performed
+    there (ncu's ``drain``), a miss first bringing the line from DRAM as a load's does. A spread
+    atomic launch is then as long as its last atomic's round trip (examples/h200/microbench.json
+    atomic_spread: sm__cycles_active.max 1,133 for 4 reds per thread), where a plain store is not
+    waited for. The L2 round trip that a launch's last stores take is in the fitted launch_overhead:
+    the exit waits for what an atomic takes beyond it, the DRAM read of a missing line."""
+    L = load_params().lat
+    red = _time("    mov.f32 %f1, 0f3F800000;\n    red.global.add.f32 [%rd4], %f1;").timing
+    st = _time("    mov.f32 %f1, 0f3F800000;\n    st.global.f32 [%rd4], %f1;").timing
+    miss = red["dram_latency"] - L["global_l2"]          # the line is not in L2 yet: a DRAM read
+    assert red["sm_cycles"] >= st["sm_cycles"] + 0.5 * miss
+    assert red["stalls"]["drain"] > 0 and "drain" not in st["stalls"]
+    # an atom's old value comes back after the round trip too: a dependent use waits for it
+    atom = _time("    mov.f32 %f1, 0f3F800000;\n    atom.global.add.f32 %f2, [%rd4], %f1;\n"
+                 "    st.global.f32 [%rd4+4], %f2;").timing
+    assert atom["sm_cycles"] >= red["sm_cycles"] + L["global_l2"] - 30
