@@ -937,7 +937,11 @@ def _parse(text: str, file: str, lenient: bool, diagnostics: list | None, memo=N
     if failure is not None:
         if failure.span and failure.source_line is None:
             failure.source_line = _line(text, failure.span.line)
-        raise failure
+        _forget_frames(failure)
+        try:
+            raise failure
+        finally:
+            failure = None          # this frame does not hold the exception whose traceback holds it
     version, targets, address_size = header
     for t in targets:
         if not (_TARGET_RE.match(str(t)) or str(t) in TARGET_OPTIONS):
@@ -946,6 +950,22 @@ def _parse(text: str, file: str, lenient: bool, diagnostics: list | None, memo=N
     items = _Resolver(text, lenient, diagnostics).items(items)
     return ir.Module(isa="ptx", version=version, targets=tuple(str(t) for t in targets),
                      address_size=address_size, items=tuple(items), path=file, source=text)
+
+
+def _forget_frames(exc: BaseException) -> None:
+    """Drop the frames of the parse that ``exc`` (and the exceptions it was raised from) went
+    through: an exception kept in a local of a frame of its own traceback is a reference cycle,
+    and those frames hold the IR built so far. Without them the failed parse is freed as soon as
+    the caller lets the error go (the fast path's retry on the real text, a big file's batch parsed
+    again), not by the cyclic collector, which validate-kernel leaves off for a big file's batches."""
+    import traceback
+
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        traceback.clear_frames(exc.__traceback__)
+        exc.__traceback__ = None
+        exc = exc.__cause__ or exc.__context__
 
 
 def _syntax_error(exc: UnexpectedInput, text: str, file: str, lark: Lark) -> ParseError:
