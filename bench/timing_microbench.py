@@ -55,6 +55,8 @@ FIT = {
     "write_f4_48m": "hierarchy.l2_reuse_full, l2_reuse_none",
     "copy_cg_8m": "hierarchy.l2_reuse_full, l2_reuse_none",
     "copy_cg_24m": "hierarchy.l2_reuse_full, l2_reuse_none",
+    "read_cg_4m_w32": "hierarchy.l2_read_queue",
+    "read_cg_4m": "hierarchy.l2_read_queue",
 }
 
 

@@ -150,6 +150,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     active = min(sms, ncta)
     dram_bpc = H["dram_bw"] / P.hz / active
     l2_bpc = H["l2_bw"] / P.hz / active
+    l2_read_bpc = H["l2_read_bw"] / P.hz / active if H.get("l2_read_bw") else None   # the loaded L2 read latency (sim.timing.sm)
     bases = ends = None
     if gmem is not None and gmem.buffers:
         bases = [b.base for b in gmem.buffers]
@@ -216,7 +217,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
         # lists[i] is what SM i runs (every SM's list, one CTA per SM, or SM 0's sample)
         sm = SM(facts, P, ctas_per_sm=k, warps_per_cta=wpc, l1_lines=l1_lines, l2_hit=h2s[0], dram_bpc=dram_bpc,
                 l2_bpc=l2_bpc, trace=traced, leaders=leaders, dram_latency=dram_latency, sm_index=i,
-                hot_atomics=hot_pcs, atomic_wait=aw[0])
+                hot_atomics=hot_pcs, atomic_wait=aw[0], l2_read_bpc=l2_read_bpc)
         return sm.run(per_sm[i], ids=list(lists[i]) if waits is not None else None, waits=waits)
 
     def replay(dram_latency):

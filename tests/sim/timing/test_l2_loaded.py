@@ -67,3 +67,57 @@ def test_l2_read_latency_grows_with_the_sm_read_rate():
         assert r.stalls.top() == "long_scoreboard"       # the wait is the load's: ncu's long_scoreboard
     # and the latency climbs as on the H200 (398 -> 610 cycles per load from 8 to 32 warps: x1.53)
     assert loaded[32][0] > 1.4 * loaded[8][0]
+
+
+def test_a_launch_sees_the_loaded_latency():
+    """h200.predict gives each SM its share of ``l2_read_bw``: the same reads at 32 warps per SM on
+    every SM take longer per load than at 8 (here one load per warp and pass, ld.global.cg)."""
+    import numpy as np
+
+    import isa
+    import sim
+
+    src = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 src, .param .u64 out, .param .u32 n)
+{
+    .reg .f32 %f<8>; .reg .b32 %r<16>; .reg .b64 %rd<16>; .reg .pred %p<2>;
+    ld.param.u64 %rd1, [src];
+    cvta.to.global.u64 %rd1, %rd1;
+    ld.param.u64 %rd2, [out];
+    cvta.to.global.u64 %rd2, %rd2;
+    ld.param.u32 %r9, [n];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mad.lo.s32 %r4, %r2, %r3, %r1;
+    mov.f32 %f1, 0f00000000;
+    mov.u32 %r5, 0;
+LOOP:
+    and.b32 %r6, %r4, 4095;
+    mul.wide.u32 %rd3, %r6, 16;
+    add.s64 %rd4, %rd1, %rd3;
+    ld.global.cg.v4.f32 {%f2, %f3, %f4, %f5}, [%rd4];
+    add.f32 %f1, %f1, %f2;
+    add.s32 %r5, %r5, 1;
+    setp.lt.u32 %p1, %r5, %r9;
+    @%p1 bra LOOP;
+    mul.wide.u32 %rd3, %r4, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    st.global.f32 [%rd4], %f1;
+    ret;
+}
+"""
+    mod = isa.loads(src)
+    per = {}
+    for ctas in (132, 528):                                 # 8 and 32 warps per SM
+        n = 16
+        data = np.ones(4096 * 4, np.float32)
+        out = np.zeros(ctas * 256, np.float32)
+        t = sim.run_kernel(mod, "k", ctas, 256, [data, out, np.uint32(n)], timing="h200", sample="auto").timing
+        per[ctas] = t["sm_cycles"] / n
+        assert t["top_stall"] == "long_scoreboard"
+    # 351 -> 645 cycles per pass here (the constant latency gave 309 -> 364: only the L2 share's
+    # bandwidth, 47.8 B/clk per SM, slowed the 32 warps)
+    assert per[528] > 1.5 * per[132]
