@@ -262,7 +262,7 @@ class SMRun:
     warps: int
     cta_end: list
     slices: list
-    l2_seq: list = None         # this SM's L2 accesses in order: (key, bytes, load sectors missing L1)
+    l2_seq: list = None         # this SM's L2 accesses in order: (key, bytes, load sectors missing L1, bytes stored)
     l2_work: float = 0.0        # L2 work in bytes of reads that hit (stores weighted by their cost there)
 
 
@@ -649,8 +649,14 @@ class SM:
                     elif space == "g":
                         # the L1 t-stage looks up one 128-byte line per clock (a warp access
                         # costs its distinct lines; atomics pass at 4 sectors per clock)
-                        if kind == "store":         # (lines, partly written sectors); a bare count: lines
-                            nl, npart = extra if type(extra) is tuple else (extra, 0)
+                        skey = None
+                        if kind == "store":         # (lines, partly written sectors[, key]); a bare count: lines
+                            if type(extra) is tuple:
+                                nl, npart = extra[0], extra[1]
+                                if len(extra) > 2 and extra[2] >= 0:
+                                    skey = extra[2]
+                            else:
+                                nl, npart = extra, 0
                             nl = nl or 1
                         else:
                             nl = (len(extra) or 1) if kind in ("load", "async_load") else cost * 0.25
@@ -674,9 +680,9 @@ class SM:
                                 l2_sec += miss
                                 l2_ld += miss
                                 self.l2_work += miss * 32
-                                # for the L2 reuse distances (sim.timing.h200.capacity_misses): an
+                                # for the L2 reuse distances (sim.timing.h200.l2_capacity): an
                                 # access is known by its first line
-                                self.l2_seq.append((extra[0] if extra else pc, cost * 32, miss))
+                                self.l2_seq.append((extra[0] if extra else pc, cost * 32, miss, 0))
                                 s2 = l2.reserve(s0, miss * 32)
                                 sd = dram.reserve(s2, miss * 32 * (1.0 - self.l2_hit)) if self.l2_hit < 1 else s2
                                 d = s2 + l2_lat + miss_extra + (sd - s2)
@@ -693,7 +699,9 @@ class SM:
                                 done, cause = max(done, d), "long_scoreboard"
                         elif kind == "store":
                             l2_sec += cost
-                            self.l2_seq.append((None, cost * 32, 0))     # stores: new lines taking space
+                            # stores: the lines they make dirty (by their first line, as a load's key;
+                            # keyless: new lines taking space), for the write-backs (sim.timing.h200)
+                            self.l2_seq.append((skey, cost * 32, 0, cost * 32))
                             wb = self.w_line * nl + self.w_sector * (cost - npart) + self.w_partial * npart
                             self.l2_work += wb
                             s2 = l2.reserve(s0, wb)
