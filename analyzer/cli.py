@@ -84,9 +84,12 @@ STREAM_CHARS = 4 << 20
 BATCH_CHARS = 1 << 20
 
 
-#: the generations a batch's end collects: its IR and reports are young (a few thousand objects in
-#: cycles per 1 MB batch), the module-level part and the statement memo old. A full collection
-#: would walk those every batch (0.17 s against 0.006 s per batch of the 30.7 MB bench file, measured)
+#: the generations a batch's end collects where a big file is parsed whole with the other kernels
+#: blanked (no statement memo). A batch of :class:`isa.ptx.chunks.Split` is not collected at all:
+#: its IR and reports form no reference cycles (reference counting frees them as the next batch
+#: starts; ``tests/analyzer/test_big_speed.py`` holds that), and a collection of the young
+#: generations would walk what the statement memo learnt from it, about 320,000 live objects per
+#: 1 MB batch: 0.15-0.23 s CPU per batch of the 5.1 MB bench slice, 0.9 of its 10.3 s (measured)
 _YOUNG = 1
 
 
@@ -121,7 +124,6 @@ def _results(args, job: "_Job", progress: "_Progress"):
         if jobs <= 1:
             for i, j in ranges:
                 yield _analyse(split.module(i, j), job)
-                gc.collect(_YOUNG)
             continue
         import multiprocessing
 
@@ -150,7 +152,6 @@ def _worker_batch(rng: tuple[int, int]):
         got = _analyse(split.module(*rng), job)
     except KernlensError:
         return None
-    gc.collect(_YOUNG)
     return got
 
 

@@ -17,14 +17,14 @@ import numpy as np
 
 from isa.ir import Address, Immediate, Instruction, Negated, Register, Sink, Symbol, Vector
 
-from isa.semantics import registers
+from isa.semantics import written_registers
 
 from isa.cfg import Cfg
 
 def dest_registers(ins: Instruction) -> list[str]:
     """Names of the registers an instruction writes (``setp p|q`` writes both), from the ISA
     tables (:func:`isa.semantics.registers`)."""
-    return list(registers(ins).writes)
+    return list(written_registers(ins))
 
 
 _MASKS = {8: 0xFF, 16: 0xFFFF, 32: 0xFFFFFFFF, 64: 0xFFFFFFFFFFFFFFFF}
@@ -104,9 +104,12 @@ class Dataflow:
         fn = self.cfg.fn
         self.ins = fn.instructions
         scoped = len(fn.scope_parents) > 0
-        self.dests: list[list[str]] = [
-            [fn.register_key(r, i.scope) for r in d] if scoped and i.scope else d
-            for i, d in ((i, dest_registers(i)) for i in self.ins)]
+        if scoped:
+            self.dests: list[tuple[str, ...]] = [
+                tuple(fn.register_key(r, i.scope) for r in d) if i.scope else d
+                for i, d in ((i, written_registers(i)) for i in self.ins)]
+        else:
+            self.dests = list(map(written_registers, self.ins))
         self.missing: set[str] = set()
         self._memo: dict[int, object] = {}
         self._threads: dict[str, np.ndarray] | None = None

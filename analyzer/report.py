@@ -385,29 +385,12 @@ class KernelReport:
 
     def _referenced_symbols(self) -> set[str]:
         names: set[str] = set()
-
-        def visit(op) -> None:
-            t = type(op)
-            if t is Symbol:
-                names.add(op.name)
-            elif t is Address:
-                if type(op.base) is Symbol:
-                    names.add(op.base.name)
-                if op.coords is not None:
-                    visit(op.coords)
-            elif t is Vector:
-                for sub in op.elements:
-                    visit(sub)
-            elif t is OperandList:
-                for sub in op.items:
-                    visit(sub)
-
         for ins in self.function.instructions:
             for op in ins.operands:
                 t = type(op)
                 if t is Register or t is Immediate:
                     continue
-                visit(op)
+                _symbols_of(op, names)
         return names
 
     @property
@@ -783,6 +766,25 @@ class KernelReport:
                                 "basis": basis + " (GM <-> the cores' buffers, what `kernlens run` counts as gm bytes)"}
                 out["intensity"] = ops / gbytes if ops and gbytes else None
         return out
+
+
+def _symbols_of(op, names: set[str]) -> None:
+    """Add the symbols operand ``op`` names (``[smem+16]``, ``{a, b}``) to ``names`` (a function,
+    not a closure that calls itself: no reference cycle for the cyclic collector to free)."""
+    t = type(op)
+    if t is Symbol:
+        names.add(op.name)
+    elif t is Address:
+        if type(op.base) is Symbol:
+            names.add(op.base.name)
+        if op.coords is not None:
+            _symbols_of(op.coords, names)
+    elif t is Vector:
+        for sub in op.elements:
+            _symbols_of(sub, names)
+    elif t is OperandList:
+        for sub in op.items:
+            _symbols_of(sub, names)
 
 
 _RELATED = {

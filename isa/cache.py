@@ -182,6 +182,35 @@ def store(kind: str, name: str, obj) -> bool:
     return True
 
 
+def copy_if_missing(src: Path | None, dst: Path | None) -> bool:
+    """Copy the file ``src`` to ``dst`` unless ``dst`` exists (:func:`copy_over` otherwise); False
+    when nothing was copied."""
+    if dst is None or dst.exists():
+        return False
+    return copy_over(src, dst)
+
+
+def copy_over(src: Path | None, dst: Path | None) -> bool:
+    """Copy the file ``src`` to ``dst`` (an entry to or from its copy beside the code that reads it,
+    ``isa/ptx/__pycache__``...) through a temporary file renamed into place: concurrent processes
+    see a whole file or none; False when nothing was copied (either side missing, unreadable or
+    unwritable, as in a read-only install)."""
+    if src is None or dst is None or not src.exists():
+        return False
+    tmp = dst.with_name(f".tmp-{os.getpid()}-{dst.name}")
+    try:
+        dst.parent.mkdir(exist_ok=True)
+        tmp.write_bytes(src.read_bytes())
+        os.replace(tmp, dst)
+        return True
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        return False
+
+
 def _trim(base: Path) -> None:
     """Remove the least recently used entries until the folder holds at most the size limit."""
     try:

@@ -415,30 +415,14 @@ class Function:
     def scope_parents(self) -> dict[int, int]:
         """Scope id -> enclosing scope id (the body itself is scope 0)."""
         parents: dict[int, int] = {}
-
-        def visit(body: tuple[Statement, ...], sid: int) -> None:
-            for s in body:
-                if isinstance(s, Scope):
-                    parents[s.id] = sid
-                    visit(s.body, s.id)
-
-        visit(self.body or (), 0)
+        _scope_parents(self.body or (), 0, parents)
         return parents
 
     @cached_property
     def scope_registers(self) -> dict[int, frozenset[str]]:
         """Scope id -> register names declared directly in it."""
         out: dict[int, set[str]] = {0: set()}
-
-        def visit(body: tuple[Statement, ...], sid: int) -> None:
-            out.setdefault(sid, set())
-            for s in body:
-                if isinstance(s, RegisterDecl):
-                    out[sid].update(s.expanded() if s.count is not None else s.names)
-                elif isinstance(s, Scope):
-                    visit(s.body, s.id)
-
-        visit(self.body or (), 0)
+        _scope_registers(self.body or (), 0, out)
         return {k: frozenset(v) for k, v in out.items()}
 
     def register_key(self, name: str, scope: int) -> str:
@@ -613,6 +597,25 @@ class Module:
         from .emit import emit_module
 
         return emit_module(self)
+
+
+# The two walks of nested scopes are functions, not closures that call themselves: such a closure
+# is a reference cycle, garbage only the cyclic collector frees (validate-kernel keeps it off and
+# collects a big file's batches without a full collection: tests/analyzer/test_big_speed.py).
+def _scope_parents(body: tuple[Statement, ...], sid: int, parents: dict[int, int]) -> None:
+    for s in body:
+        if isinstance(s, Scope):
+            parents[s.id] = sid
+            _scope_parents(s.body, s.id, parents)
+
+
+def _scope_registers(body: tuple[Statement, ...], sid: int, out: dict[int, set[str]]) -> None:
+    out.setdefault(sid, set())
+    for s in body:
+        if isinstance(s, RegisterDecl):
+            out[sid].update(s.expanded() if s.count is not None else s.names)
+        elif isinstance(s, Scope):
+            _scope_registers(s.body, s.id, out)
 
 
 def walk(body: tuple[Statement, ...] | list[Statement]) -> Iterator[Statement]:

@@ -101,6 +101,25 @@ def registers(instr: Instruction, isa: str = "ptx"):
     return ptx_registers(instr)
 
 
+def written_registers(instr: Instruction, isa: str = "ptx") -> tuple[str, ...]:
+    """The registers ``instr`` writes: ``registers(instr, isa).writes``, without the reads."""
+    if isa == "ascend":
+        return ()
+    return _ptx_writes()(instr)
+
+
+def _ptx_writes():
+    global _PTX_WRITES
+    if _PTX_WRITES is None:
+        from .ptx.registers import writes
+
+        _PTX_WRITES = writes
+    return _PTX_WRITES
+
+
+_PTX_WRITES = None
+
+
 def describe(instr: Instruction, isa: str = "ptx") -> OpInfo:
     """The :class:`OpInfo` for ``instr`` under ``isa`` (``ptx``, ``ascend`` or ``sass``)."""
     if isa == "sass":

@@ -117,8 +117,32 @@ def exit_now(rc: int):
     os._exit(rc)
 
 
+def import_paused(module: str) -> None:
+    """Import ``module`` (and all it imports: numpy, the IR...) with the cyclic garbage collector
+    off, then move every object alive to the permanent generation (``gc.freeze``) and turn the
+    collector back on. For a program's start only (:func:`entry`), never for a library call: the
+    objects an import makes (classes, functions, tables) live as long as the process, and the
+    collector passed over them again and again while they were made and after (measured: 0.010 s
+    of CPU in collections while a ``kernlens run`` imports numpy and the ``run`` command on a
+    loaded 2-core machine; none with this); later collections never walk them."""
+    import gc
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        importlib.import_module(module)
+    finally:
+        gc.freeze()
+        if was:
+            gc.enable()
+
+
 def entry() -> None:
-    """The ``kernlens`` program: :func:`main` on ``sys.argv``, then :func:`exit_now`."""
+    """The ``kernlens`` program: the module of the command ``sys.argv`` names imported with the
+    collector paused (:func:`import_paused`), :func:`main` on ``sys.argv``, then :func:`exit_now`."""
+    command = _command(sys.argv[1:])
+    if command is not None:
+        import_paused(SUBCOMMANDS[command])
     exit_now(main())
 
 

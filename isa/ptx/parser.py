@@ -786,26 +786,6 @@ def _tables_key(grammar: str, accelerated: bool) -> str:
                      repr(sys.version_info[:2]), repr(accelerated))
 
 
-def _copy_if_missing(src: Path | None, dst: Path | None) -> bool:
-    """Copy ``src`` to ``dst`` unless ``dst`` exists (through a temporary file renamed into place:
-    concurrent processes see a whole file or none); False when nothing was copied (either side
-    missing, unreadable or unwritable, as in a read-only install)."""
-    if src is None or dst is None or dst.exists() or not src.exists():
-        return False
-    tmp = dst.with_name(f".tmp-{os.getpid()}-{dst.name}")
-    try:
-        dst.parent.mkdir(exist_ok=True)
-        tmp.write_bytes(src.read_bytes())
-        os.replace(tmp, dst)
-        return True
-    except OSError:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        return False
-
-
 def _load_tables(key: str, given: dict) -> Lark | None:
     """The parser from the cached tables (the user cache, else the copy beside the grammar), or
     None: cache off, no entry, or an entry this Lark cannot load."""
@@ -816,7 +796,7 @@ def _load_tables(key: str, given: dict) -> Lark | None:
     saved = cache.load("lark", key)
     if saved is None:
         user, installed = cache.folder("lark"), INSTALLED_TABLES / f"{key}.pickle"
-        if not _copy_if_missing(installed, user and user / installed.name):
+        if not cache.copy_if_missing(installed, user and user / installed.name):
             return None
         saved = cache.load("lark", key)
         if saved is None:                # a damaged copy (the digest says so): replaced by the next build
@@ -840,7 +820,7 @@ def _store_tables(key: str, lark: Lark) -> None:
     if not cache.store("lark", key, buf.getvalue()):
         return
     entry = cache.folder("lark") / f"{key}.pickle"
-    if _copy_if_missing(entry, INSTALLED_TABLES / entry.name):
+    if cache.copy_if_missing(entry, INSTALLED_TABLES / entry.name):
         for other in INSTALLED_TABLES.glob("*.pickle"):
             if other.name != entry.name:
                 other.unlink(missing_ok=True)
@@ -957,7 +937,11 @@ def _parse(text: str, file: str, lenient: bool, diagnostics: list | None, memo=N
     if failure is not None:
         if failure.span and failure.source_line is None:
             failure.source_line = _line(text, failure.span.line)
-        raise failure
+        _forget_frames(failure)
+        try:
+            raise failure
+        finally:
+            failure = None          # this frame does not hold the exception whose traceback holds it
     version, targets, address_size = header
     for t in targets:
         if not (_TARGET_RE.match(str(t)) or str(t) in TARGET_OPTIONS):
@@ -966,6 +950,22 @@ def _parse(text: str, file: str, lenient: bool, diagnostics: list | None, memo=N
     items = _Resolver(text, lenient, diagnostics).items(items)
     return ir.Module(isa="ptx", version=version, targets=tuple(str(t) for t in targets),
                      address_size=address_size, items=tuple(items), path=file, source=text)
+
+
+def _forget_frames(exc: BaseException) -> None:
+    """Drop the frames of the parse that ``exc`` (and the exceptions it was raised from) went
+    through: an exception kept in a local of a frame of its own traceback is a reference cycle,
+    and those frames hold the IR built so far. Without them the failed parse is freed as soon as
+    the caller lets the error go (the fast path's retry on the real text, a big file's batch parsed
+    again), not by the cyclic collector, which validate-kernel leaves off for a big file's batches."""
+    import traceback
+
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        traceback.clear_frames(exc.__traceback__)
+        exc.__traceback__ = None
+        exc = exc.__cause__ or exc.__context__
 
 
 def _syntax_error(exc: UnexpectedInput, text: str, file: str, lark: Lark) -> ParseError:

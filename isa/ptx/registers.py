@@ -133,4 +133,31 @@ def registers(ins: Instruction) -> RegisterUse:
     return RegisterUse(tuple(dict.fromkeys(reads)), tuple(dict.fromkeys(writes)))
 
 
-__all__ = ["RegisterUse", "registers", "NO_DEST", "ACCUMULATES"]
+def writes(ins: Instruction) -> tuple[str, ...]:
+    """The registers one PTX instruction writes: ``registers(ins).writes``, without collecting
+    what it reads (the analyzer's reaching definitions need only these)::
+
+        setp.lt.s32 %p1|%p2, %r1, %r2;            ('%p1', '%p2')
+    """
+    ops = ins.operands
+    if not ops:
+        return ()
+    first = ops[0]
+    t = type(first)
+    if t is not Register and not isinstance(first, (Register, Vector, Pair)):
+        return ()
+    name = opcodes.split(ins)[0]
+    if not _writes(name, ins):
+        return ()
+    if t is Register and first.component is None:       # the common case: one register
+        name = first.name
+        special = _SPECIAL.get(name)
+        if special is None:
+            special = _special(name)
+        return () if special else (name,)
+    out: list[str] = []
+    _names(first, out)
+    return tuple(dict.fromkeys(out))
+
+
+__all__ = ["RegisterUse", "registers", "writes", "NO_DEST", "ACCUMULATES"]

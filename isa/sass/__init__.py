@@ -33,7 +33,7 @@ from ..errors import InputError
 from ..ir import Function, Instruction, Module
 # no cyclic GC while listings' IR is built: its passes over the new objects were a third of the
 # Python side of a cold analysis (0.13 of 0.35 s CPU on the corpus, bench/sass.py)
-from ..ptx.parser import _gc_paused as _gc_off
+from ..cache import gc_paused as _gc_off   # (not through isa.ptx.parser: that imports Lark)
 
 
 @contextmanager

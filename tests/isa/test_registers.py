@@ -43,3 +43,31 @@ def test_wgmma_writes_and_reads_its_d_registers():
 def test_vector_load_writes_every_element():
     u = registers(_ins("ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd1];"))
     assert u.writes == ("%f1", "%f2", "%f3", "%f4") and u.reads == ("%rd1",)
+
+
+def test_writes_alone_are_the_writes_of_registers_on_every_corpus_and_example_instruction():
+    """isa.semantics.written_registers (what the analyzer's reaching definitions read) gives what
+    registers().writes gives, on every instruction of the corpus and the bundled examples."""
+    from pathlib import Path
+
+    from isa.semantics import written_registers
+
+    root = Path(__file__).resolve().parents[2]
+    files = sorted((root.parent / "shared" / "corpus" / "ptx").glob("*.ptx")) + \
+        sorted((root / "examples" / "ptx").rglob("*.ptx"))
+    n = written = 0
+    for f in files:
+        try:
+            m = isa.load(f)
+        except isa.KernlensError:
+            continue                 # the files that are errors on purpose
+        for fn in m.functions:
+            for ins in fn.instructions:
+                got = written_registers(ins)
+                assert got == registers(ins).writes, (f.name, ins.span.line, str(ins))
+                n += 1
+                written += bool(got)
+    assert n > 10000 and written > n // 2
+    assert written_registers(_ins("setp.lt.s32 %p1|%p2, %r1, %r2;")) == ("%p1", "%p2")
+    assert written_registers(_ins("mov.u32 %r1, %tid.x;")) == ("%r1",)
+    assert written_registers(_ins("st.global.f32 [%rd4+8], %f1;")) == ()

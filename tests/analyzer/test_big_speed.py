@@ -1,0 +1,96 @@
+"""What keeps validate-kernel fast on a big file (issue #15) without changing a report: parsing and
+analysing a module leave no reference cycles (so a big file's batches need no cyclic collection,
+which would walk everything the statement memo keeps), a parse that fails and is done again
+(the fast path's retry on the real text: DWARF sections) included."""
+
+from __future__ import annotations
+
+import argparse
+import gc
+from pathlib import Path
+
+import pytest
+
+import analyzer.cli as cli
+import isa
+from analyzer.dataflow import Launch
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = [ROOT / "examples" / "ptx" / p for p in ("sgemm_tiled.sm_90.ptx", "hgemm_wmma.sm_90.ptx", "reduce_sum.sm_90.ptx",
+                                                   "calls/reduce_calls_G.sm_90.ptx", "bugs/missing_sync.sm_90.ptx")]
+EXAMPLES += sorted((ROOT / "examples" / "ptx" / "tma").glob("*.ptx"))
+
+SCOPED = """.version 8.0
+.target sm_90
+.address_size 64
+.shared .align 4 .b8 tile[512];
+.func (.param .b32 r) twice(.param .b32 x)
+{
+    .reg .b32 %a;
+    ld.param.b32 %a, [x];
+    add.s32 %a, %a, %a;
+    st.param.b32 [r], %a;
+    ret;
+}
+.visible .entry k(.param .u64 out)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<3>;
+    mov.u32 %r1, %tid.x;
+    {
+        .reg .b32 %t<2>;
+        shl.b32 %t0, %r1, 2;
+        st.shared.u32 [tile+4], %t0;
+        {
+            .reg .pred %q;
+            setp.eq.s32 %q, %t0, 0;
+        }
+    }
+    {
+        .param .b32 a;
+        .param .b32 b;
+        st.param.b32 [a], %r1;
+        call (b), twice, (a);
+        ld.param.b32 %r2, [b];
+    }
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd2, %rd1;
+    st.global.u32 [%rd2], %r2;
+    ret;
+}
+"""
+
+
+def _job(path: str):
+    p = argparse.ArgumentParser()
+    cli.add_arguments(p)
+    args = p.parse_args([path, "--expect", "INT_ARITH>=1", "--expect", "st.shared>=1"])
+    exps = [cli.parse_expectation(e) for e in args.expect]
+    return cli._Job(args, exps, {}, Launch(), False, None)
+
+
+@pytest.mark.parametrize("path", [None] + EXAMPLES, ids=["scoped"] + [p.name for p in EXAMPLES])
+def test_analysing_a_module_leaves_no_reference_cycles(path, tmp_path):
+    if path is None:
+        path = tmp_path / "scoped.ptx"
+        path.write_text(SCOPED)
+    job = _job(str(path))
+    text = path.read_text()
+    cli._analyse(isa.loads(text, str(path), cache=False), job)   # warm: lazy tables, the parser's set-up
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        records, _ = cli._analyse(isa.loads(text, str(path), cache=False), job)
+        assert records and all(r.payload for r in records)
+        del records
+        gc.collect()
+        garbage = [type(o).__name__ for o in gc.garbage]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        if was:
+            gc.enable()
+    assert garbage == []
+
