@@ -59,7 +59,7 @@ from sim import machines
 from .stalls import Stalls
 from .streams import WarpStream
 from .trace import Slice
-from .units import IssueQueue, Queue, Unit
+from .units import IssueQueue, LoadedLatency, Queue, Unit
 
 
 @dataclass(frozen=True)
@@ -299,7 +299,7 @@ class SM:
     def __init__(self, facts: list[OpFacts], P: H200Params, *, ctas_per_sm: int, warps_per_cta: int,
                  l1_lines: int, l2_hit: float, dram_bpc: float, l2_bpc: float, trace: bool = False,
                  leaders=frozenset(), dram_latency: float | None = None, sm_index: int = 0,
-                 hot_atomics=frozenset(), atomic_wait: float = 0.0):
+                 hot_atomics=frozenset(), atomic_wait: float = 0.0, l2_read_bpc: float | None = None):
         self.f, self.P, self.k, self.wpc = facts, P, max(1, ctas_per_sm), warps_per_cta
         pp = P.pipes
         self.sub = [{n: Unit(n, pp[n]) for n in ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma_sync")}
@@ -330,6 +330,15 @@ class SM:
         self.shared = DataPathShare(mk("shared", 1.0 / pp["shared_wavefronts_per_clk"]), self.data)
         self.l1d = DataPathShare(mk("l1_data", 1.0 / pp["l1_lines_per_clk"]), self.data)
         self.l2 = mk("l2", 1.0 / l2_bpc)
+        # the L2 read latency under load: this SM's reads that miss L1 wait, beyond ``global_l2``, as
+        # in a queue at ``l2_read_bpc`` (its share of the slices' read rate), ``l2_read_queue`` rho /
+        # (1 - rho) cycles with rho their rate over the last ``l2_read_window`` cycles (h200.toml
+        # [hierarchy]); None: a constant L2 latency
+        H = P.hier
+        self.l2r = None
+        if l2_read_bpc and H.get("l2_read_queue"):
+            self.l2r = LoadedLatency("l2_read", l2_read_bpc, H["l2_read_queue"], H["l2_read_window"],
+                                     min_window=H.get("l2_read_min_window", 0.0))
         self.dram = mk("dram", 1.0 / dram_bpc)
         self.gmma = mk("tensor_gmma", 1.0 / pp["wgmma_flop_per_clk"])
         self.atom = mk("atomic", float(P.lat["atomic_same_address"]))
@@ -404,6 +413,7 @@ class SM:
                 cyc[cause] = cyc.get(cause, 0.0) + v
         sub = self.sub
         shared, l1, l1d, l2, dram, gmma, sq = self.shared, self.l1, self.l1d, self.l2, self.dram, self.gmma, self.sq
+        l2r = self.l2r
         nregs = 1 + max((max(x.reads + x.writes, default=0) for x in f), default=0)
         streams: list = []   # per warp: its pcs (WarpStream.pcs)
         accs: list = []      # per warp: its accesses (WarpStream.accesses)
@@ -680,6 +690,9 @@ class SM:
                                 s2 = l2.reserve(s0, miss * 32)
                                 sd = dram.reserve(s2, miss * 32 * (1.0 - self.l2_hit)) if self.l2_hit < 1 else s2
                                 d = s2 + l2_lat + miss_extra + (sd - s2)
+                                if l2r is not None:     # the hits' share of the loaded L2 latency (a
+                                    # miss's is in the fitted DRAM latency)
+                                    d += self.l2_hit * l2r.wait(s0, miss * 32)
                                 if h:
                                     d = max(d, max(s0, sdp) + L["global_l1"])
                             else:
