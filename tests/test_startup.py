@@ -21,8 +21,11 @@ HEAVY = ("textual", "tui", "networkx", "ml_dtypes", "lark", "lark_cython", "scip
 #: np.unique and np.percentile import it, sim.arrays does not)
 HEAVY_PARTS = ("numpy.ma",)
 #: what a command needs only when the cache is empty: numpy.random (~12 ms of CPU) draws the
-#: inputs, which the cache then holds
-CACHED_AWAY = ("numpy.random",)
+#: inputs, which the cache then holds; shutil
+CACHED_AWAY = ("numpy.random",
+               # (with bz2, lzma, zlib: Lark's import brings it; argparse asks it for the terminal's width,
+               # kernlens.cli.Parser only where help text is laid out)
+               "shutil")
 
 PROBE = """
 import contextlib, io, json, sys

@@ -60,7 +60,7 @@ from sim import machines
 from .stalls import Stalls
 from .streams import WarpStream
 from .trace import Slice
-from .units import IssueQueue, Queue, Unit
+from .units import IssueQueue, LoadedLatency, Queue, Unit
 
 
 @dataclass(frozen=True)
@@ -273,7 +273,7 @@ class SMRun:
     warps: int
     cta_end: list
     slices: list
-    l2_seq: list = None         # this SM's L2 accesses in order: (key, bytes, load sectors missing L1)
+    l2_seq: list = None         # this SM's L2 accesses in order: (key, bytes, load sectors missing L1, bytes stored)
     l2_work: float = 0.0        # L2 work in bytes of reads that hit (stores weighted by their cost there)
 
 
@@ -310,7 +310,7 @@ class SM:
     def __init__(self, facts: list[OpFacts], P: H200Params, *, ctas_per_sm: int, warps_per_cta: int,
                  l1_lines: int, l2_hit: float, dram_bpc: float, l2_bpc: float, trace: bool = False,
                  leaders=frozenset(), dram_latency: float | None = None, sm_index: int = 0,
-                 hot_atomics=frozenset(), atomic_wait: float = 0.0):
+                 hot_atomics=frozenset(), atomic_wait: float = 0.0, l2_read_bpc: float | None = None):
         self.f, self.P, self.k, self.wpc = facts, P, max(1, ctas_per_sm), warps_per_cta
         pp = P.pipes
         self.sub = [{n: Unit(n, pp[n]) for n in ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma_sync")}
@@ -342,6 +342,15 @@ class SM:
         self.shared = DataPathShare(mk("shared", 1.0 / pp["shared_wavefronts_per_clk"]), self.data)
         self.l1d = DataPathShare(mk("l1_data", 1.0 / pp["l1_lines_per_clk"]), self.data)
         self.l2 = mk("l2", 1.0 / l2_bpc)
+        # the L2 read latency under load: this SM's reads that miss L1 wait, beyond ``global_l2``, as
+        # in a queue at ``l2_read_bpc`` (its share of the slices' read rate), ``l2_read_queue`` rho /
+        # (1 - rho) cycles with rho their rate over the last ``l2_read_window`` cycles (h200.toml
+        # [hierarchy]); None: a constant L2 latency
+        H = P.hier
+        self.l2r = None
+        if l2_read_bpc and H.get("l2_read_queue"):
+            self.l2r = LoadedLatency("l2_read", l2_read_bpc, H["l2_read_queue"], H["l2_read_window"],
+                                     min_window=H.get("l2_read_min_window", 0.0))
         self.dram = mk("dram", 1.0 / dram_bpc)
         self.gmma = mk("tensor_gmma", 1.0 / pp["wgmma_flop_per_clk"])
         self.atom = mk("atomic", float(P.lat["atomic_same_address"]))
@@ -416,6 +425,7 @@ class SM:
                 cyc[cause] = cyc.get(cause, 0.0) + v
         sub = self.sub
         shared, l1, l1d, l2, dram, gmma, sq = self.shared, self.l1, self.l1d, self.l2, self.dram, self.gmma, self.sq
+        l2r = self.l2r
         nregs = 1 + max((max(x.reads + x.writes, default=0) for x in f), default=0)
         streams: list = []   # per warp: its pcs (WarpStream.pcs)
         accs: list = []      # per warp: its accesses (WarpStream.accesses)
@@ -693,8 +703,14 @@ class SM:
                     elif space == "g":
                         # the L1 t-stage looks up one 128-byte line per clock (a warp access
                         # costs its distinct lines; atomics pass at 4 sectors per clock)
-                        if kind == "store":         # (lines, partly written sectors); a bare count: lines
-                            nl, npart = extra if type(extra) is tuple else (extra, 0)
+                        skey = None
+                        if kind == "store":         # (lines, partly written sectors[, key]); a bare count: lines
+                            if type(extra) is tuple:
+                                nl, npart = extra[0], extra[1]
+                                if len(extra) > 2 and extra[2] >= 0:
+                                    skey = extra[2]
+                            else:
+                                nl, npart = extra, 0
                             nl = nl or 1
                         else:
                             nl = (len(extra) or 1) if kind in ("load", "async_load") else cost * 0.25
@@ -718,12 +734,15 @@ class SM:
                                 l2_sec += miss
                                 l2_ld += miss
                                 self.l2_work += miss * 32
-                                # for the L2 reuse distances (sim.timing.h200.capacity_misses): an
+                                # for the L2 reuse distances (sim.timing.h200.l2_capacity): an
                                 # access is known by its first line
-                                self.l2_seq.append((extra[0] if extra else pc, cost * 32, miss))
+                                self.l2_seq.append((extra[0] if extra else pc, cost * 32, miss, 0))
                                 s2 = l2.reserve(s0, miss * 32)
                                 sd = dram.reserve(s2, miss * 32 * (1.0 - self.l2_hit)) if self.l2_hit < 1 else s2
                                 d = s2 + l2_lat + miss_extra + (sd - s2)
+                                if l2r is not None:     # the hits' share of the loaded L2 latency (a
+                                    # miss's is in the fitted DRAM latency)
+                                    d += self.l2_hit * l2r.wait(s0, miss * 32)
                                 if h:
                                     d = max(d, max(s0, sdp) + L["global_l1"])
                             else:
@@ -737,7 +756,9 @@ class SM:
                                 done, cause = max(done, d), "long_scoreboard"
                         elif kind == "store":
                             l2_sec += cost
-                            self.l2_seq.append((None, cost * 32, 0))     # stores: new lines taking space
+                            # stores: the lines they make dirty (by their first line, as a load's key;
+                            # keyless: new lines taking space), for the write-backs (sim.timing.h200)
+                            self.l2_seq.append((skey, cost * 32, 0, cost * 32))
                             wb = self.w_line * nl + self.w_sector * (cost - npart) + self.w_partial * npart
                             self.l2_work += wb
                             s2 = l2.reserve(s0, wb)
