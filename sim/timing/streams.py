@@ -288,12 +288,12 @@ class WarpStreams:
         With no overhead this is :meth:`granule_factor`."""
         if not self.read_sectors or granule_sectors <= 1:
             return 1.0
-        ids = np.unique(np.concatenate(self.read_sectors))
+        ids = distinct(np.concatenate(self.read_sectors))
         if not len(ids):
             return 1.0
         gbytes = 32 * granule_sectors
-        grans = np.unique(ids // granule_sectors)
-        lines = len(np.unique(grans // max(1, line_sectors // granule_sectors)))
+        grans = distinct(ids // granule_sectors)
+        lines = len(distinct(grans // max(1, line_sectors // granule_sectors)))
         full = 32 * line_sectors
         cost = (gbytes * len(grans) + line_overhead * lines) * full / (full + line_overhead)
         return cost / (32 * len(ids))
