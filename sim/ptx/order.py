@@ -304,7 +304,7 @@ class Order:
             r = np.flatnonzero(race)
             # one report per lane
             lane_i = k[r] // width
-            _, first = np.unique(lane_i, return_index=True)
+            _, first = distinct(lane_i, return_index=True)
             r = r[first]
             self._report(pc, kind, lanes[k[r] // width], i[r], prev_kind, who[k[r]], pcs[i[r]])
 
