@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from sim.arrays import distinct
 from sim.memory.banks import event_global_sectors, event_shared_costs
 
 
@@ -129,7 +130,7 @@ class WarpStreams:
                 secs = event_global_sectors(p, p.width, act)
                 self.global_sectors += int(np.sum(secs))
                 a = p.addresses.astype(np.int64)
-                ids = np.unique(a[act] >> 5)
+                ids = distinct(a[act] >> 5)
                 (self.write_sectors if kind == "store" else self.read_sectors).append(ids)
                 if kind == "atomic":
                     self.write_sectors.append(ids)
@@ -141,7 +142,7 @@ class WarpStreams:
                     # time of one hot word, 472,840-473,463 cycles against 472,913)
                     hot = self.atomic_counts
                     for row, m, cta in zip(a, act, np.broadcast_to(p.ctas, (len(a),)).tolist()):
-                        u, c = np.unique(row[m], return_counts=True)
+                        u, c = distinct(row[m], return_counts=True)
                         ops: dict = {}
                         for x, n in zip((u >> 5).tolist(), c.tolist()):
                             if n > ops.get(x, 0):
@@ -254,13 +255,13 @@ class WarpStreams:
         over those seen) but at most each touched buffer's size (``bases``/``ends``: byte addresses)."""
         out = []
         for lst in (self.read_sectors, self.write_sectors):
-            ids = np.unique(np.concatenate(lst)) if lst else np.zeros(0, np.int64)
+            ids = distinct(np.concatenate(lst)) if lst else np.zeros(0, np.int64)
             if bases is None or not len(ids):
                 out.append(float(len(ids)) * scale)
                 continue
             k = np.searchsorted(np.asarray(bases, np.int64) >> 5, ids, side="right") - 1
             tot = 0.0
-            for b in np.unique(k):
+            for b in distinct(k):
                 n = int(np.count_nonzero(k == b))
                 cap = (int(ends[b]) - int(bases[b]) + 31) // 32 if b >= 0 else n
                 tot += min(n * scale, max(cap, n))
@@ -273,10 +274,10 @@ class WarpStreams:
         sector read is alone in its granule (a sampled launch gives the same ratio as the whole)."""
         if not self.read_sectors or granule_sectors <= 1:
             return 1.0
-        ids = np.unique(np.concatenate(self.read_sectors))
+        ids = distinct(np.concatenate(self.read_sectors))
         if not len(ids):
             return 1.0
-        return granule_sectors * len(np.unique(ids // granule_sectors)) / len(ids)
+        return granule_sectors * len(distinct(ids // granule_sectors)) / len(ids)
 
     def dram_time_factor(self, granule_sectors: int = 2, line_overhead: float = 0.0, line_sectors: int = 4) -> float:
         """DRAM time per distinct sector read, in units of 32 bytes at the DRAM bandwidth, when the
@@ -287,12 +288,12 @@ class WarpStreams:
         With no overhead this is :meth:`granule_factor`."""
         if not self.read_sectors or granule_sectors <= 1:
             return 1.0
-        ids = np.unique(np.concatenate(self.read_sectors))
+        ids = distinct(np.concatenate(self.read_sectors))
         if not len(ids):
             return 1.0
         gbytes = 32 * granule_sectors
-        grans = np.unique(ids // granule_sectors)
-        lines = len(np.unique(grans // max(1, line_sectors // granule_sectors)))
+        grans = distinct(ids // granule_sectors)
+        lines = len(distinct(grans // max(1, line_sectors // granule_sectors)))
         full = 32 * line_sectors
         cost = (gbytes * len(grans) + line_overhead * lines) * full / (full + line_overhead)
         return cost / (32 * len(ids))
@@ -370,8 +371,8 @@ def _partial_sectors(a: np.ndarray, act: np.ndarray, width: int) -> np.ndarray:
     if n == 0 or a.shape[1] == 0 or w >= 32:
         return np.zeros(n, np.int64)
     rows = np.broadcast_to(np.arange(n)[:, None], a.shape)[act]
-    keys = np.unique(rows.astype(np.int64) * (1 << 44) + (a[act] & ((1 << 44) - 1)))   # distinct (row, address)
-    sec, cnt = np.unique(keys >> 5, return_counts=True)                                   # per (row, sector)
+    keys = distinct(rows.astype(np.int64) * (1 << 44) + (a[act] & ((1 << 44) - 1)))   # distinct (row, address)
+    sec, cnt = distinct(keys >> 5, return_counts=True)                                   # per (row, sector)
     part = sec[cnt * w < 32] >> 39                                                         # their rows
     return np.bincount(part, minlength=n).astype(np.int64)
 
@@ -379,7 +380,7 @@ def _partial_sectors(a: np.ndarray, act: np.ndarray, width: int) -> np.ndarray:
 def _max_same(a: np.ndarray) -> int:
     if a.size == 0:
         return 0
-    _, c = np.unique(a, return_counts=True)
+    _, c = distinct(a, return_counts=True)
     return int(c.max())
 
 
