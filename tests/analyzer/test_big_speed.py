@@ -118,6 +118,9 @@ def test_counts_summed_by_group_are_the_counts_summed_by_instruction(monkeypatch
     from analyzer.jsontext import dumps
     from analyzer.report import KernelReport
 
+    from tests.conftest import corpus_or_skip
+
+    corpus_or_skip()
     grouped = total = 0
     real = KernelReport._count_groups
     for r in _corpus_reports():
