@@ -6,7 +6,9 @@ Measured: ``examples/h200/microbench.json`` (Nsight Compute ``gpc__cycles_elapse
 clock 1980 MHz; ``bench/device/microbench_truth.sh``) and ``examples/h200/l2_sweep/microbench.json`` (the
 L2/DRAM sweep and the independent HFMA2/atomic variants, 2026-12-03; ``bench/device/l2_sweep_truth.sh``) and
 ``examples/h200/mem_sweep/microbench.json`` (read/write/copy at other occupancies, strides and footprints;
-``bench/device/mem_sweep_truth.sh``).
+``bench/device/mem_sweep_truth.sh``) and ``examples/h200/pipe_atomic/microbench.json`` (HFMA2/FFMA mixes
+at other warp counts and ratios, a conversion chain, the atomic address-count x spacing sweep, 2026-12-04;
+``bench/device/pipe_atomic_truth.sh``).
 Predicted: ``sim.run_kernel(..., timing="h200")`` on the same launch spec and inputs. Goal: every
 microbenchmark within 10 %. ``--perf`` adds the GPU-sized ``*_perf`` launches (run with
 ``sample="auto"``; minutes without sampling); an entry whose manifest record says ``"sample": "auto"``
@@ -36,14 +38,15 @@ from sim import launch  # noqa: E402
 
 MB = ROOT / "examples" / "microbench"
 TRUTHS = (ROOT / "examples" / "h200" / "microbench.json", ROOT / "examples" / "h200" / "l2_sweep" / "microbench.json",
-          ROOT / "examples" / "h200" / "mem_sweep" / "microbench.json")
+          ROOT / "examples" / "h200" / "mem_sweep" / "microbench.json",
+          ROOT / "examples" / "h200" / "pipe_atomic" / "microbench.json")
 
 # launches that sim/machines/h200.toml's constants were fitted on (the key there says how)
 FIT = {
     "hfma2_dep": "latency_cycles.hfma2",
     "hfma2_indep": "pipes.fp16",
     "atomic_same": "latency_cycles.atomic_same_address",
-    "strided_load_32": "hierarchy.dram_granule",
+    "strided_load_32": "hierarchy.dram_granule, dram_line_overhead",
     "write_f4_16m": "hierarchy.l2_write_line_cycles, l2_write_sector_cycles, l2_write_partial_cycles",
     "write_strided_32": "hierarchy.l2_write_line_cycles, l2_write_sector_cycles, l2_write_partial_cycles",
     "write_strided_16": "hierarchy.l2_write_line_cycles, l2_write_sector_cycles, l2_write_partial_cycles",

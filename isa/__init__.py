@@ -8,8 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .errors import InputError, KernlensError, ParseError, SemanticError, Span
-from .ir import Function, Instruction, Module
+from .dataclass_code import install as _install_dataclass_code
+
+_install_dataclass_code()   # before the first class below: its methods' code from the cache (start-up)
+
+from .errors import InputError, KernlensError, ParseError, SemanticError, Span  # noqa: E402
+from .ir import Function, Instruction, Module  # noqa: E402
 
 __all__ = ["load", "loads", "Module", "Function", "Instruction", "KernlensError", "ParseError",
            "SemanticError", "InputError", "Span", "detect_isa", "KERNEL_DIRECTIVE"]

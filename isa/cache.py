@@ -91,20 +91,36 @@ def code_version(*packages: str) -> str:
 
 def tree_digest(top: Path, packages) -> str:
     """A digest of the relative path, size and modification time of every file under
-    ``top/package`` for each of ``packages`` (``__pycache__`` and bytecode left out)."""
+    ``top/package`` for each of ``packages`` (``__pycache__`` and bytecode left out), in the
+    order of a sorted top-down walk: a folder's files, then its sub-folders'. (``os.scandir``, not
+    ``os.walk``: the same walk in about half the CPU, ~1 ms for isa/ and sim/ of every run.)"""
     h = blake2b(digest_size=16)
+
+    def walk(path: str, rel: str) -> None:
+        try:
+            with os.scandir(path) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            return
+        folders = []
+        for e in entries:
+            try:
+                if e.is_dir():
+                    if e.name != "__pycache__":
+                        folders.append(e)
+                    continue
+                if e.name.endswith((".pyc", ".pyo")):
+                    continue
+                st = e.stat()
+            except OSError:
+                continue
+            h.update(f"{rel}/{e.name}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        for d in folders:
+            if not d.is_symlink():                  # (os.walk lists a linked folder, never enters it)
+                walk(d.path, f"{rel}/{d.name}")
+
     for pkg in packages:
-        for dirpath, dirnames, filenames in os.walk(top / pkg):
-            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-            rel = os.path.relpath(dirpath, top)
-            for name in sorted(filenames):
-                if name.endswith((".pyc", ".pyo")):
-                    continue
-                try:
-                    st = os.stat(os.path.join(dirpath, name))
-                except OSError:
-                    continue
-                h.update(f"{rel}/{name}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        walk(os.path.join(top, pkg), pkg)
     return h.hexdigest()
 
 
@@ -180,6 +196,35 @@ def store(kind: str, name: str, obj) -> bool:
         return False
     _trim(path.parent)
     return True
+
+
+def copy_if_missing(src: Path | None, dst: Path | None) -> bool:
+    """Copy the file ``src`` to ``dst`` unless ``dst`` exists (:func:`copy_over` otherwise); False
+    when nothing was copied."""
+    if dst is None or dst.exists():
+        return False
+    return copy_over(src, dst)
+
+
+def copy_over(src: Path | None, dst: Path | None) -> bool:
+    """Copy the file ``src`` to ``dst`` (an entry to or from its copy beside the code that reads it,
+    ``isa/ptx/__pycache__``...) through a temporary file renamed into place: concurrent processes
+    see a whole file or none; False when nothing was copied (either side missing, unreadable or
+    unwritable, as in a read-only install)."""
+    if src is None or dst is None or not src.exists():
+        return False
+    tmp = dst.with_name(f".tmp-{os.getpid()}-{dst.name}")
+    try:
+        dst.parent.mkdir(exist_ok=True)
+        tmp.write_bytes(src.read_bytes())
+        os.replace(tmp, dst)
+        return True
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        return False
 
 
 def _trim(base: Path) -> None:

@@ -8,6 +8,8 @@
 ``validate-kernel`` has no use for the simulator (issue #15, start-up).
 """
 
+import isa.dataclass_code  # noqa: E402,F401 - isa's import installs it: this package's dataclasses take cached code
+
 __all__ = ["run_kernel", "RunResult", "Problem"]
 
 

@@ -21,8 +21,11 @@ HEAVY = ("textual", "tui", "networkx", "ml_dtypes", "lark", "lark_cython", "scip
 #: np.unique and np.percentile import it, sim.arrays does not)
 HEAVY_PARTS = ("numpy.ma",)
 #: what a command needs only when the cache is empty: numpy.random (~12 ms of CPU) draws the
-#: inputs, which the cache then holds
-CACHED_AWAY = ("numpy.random",)
+#: inputs, which the cache then holds; shutil
+CACHED_AWAY = ("numpy.random",
+               # (with bz2, lzma, zlib: Lark's import brings it; argparse asks it for the terminal's width,
+               # kernlens.cli.Parser only where help text is laid out)
+               "shutil")
 
 PROBE = """
 import contextlib, io, json, sys
@@ -59,6 +62,40 @@ def test_a_run_and_a_validation_import_nothing_heavy(tmp_path, module, argv):
     assert "numpy" in second and "isa" in second
 
 
+def test_a_timed_run_imports_no_numpy_ma(tmp_path):
+    """The timing model's sector counts (sim.timing.streams) and the race reports (sim.ptx.order)
+    take sim.arrays.distinct, not np.unique, which imports numpy.ma."""
+    argv = [*RUN, "--timing", "h200"]
+    for _ in range(2):                                           # the cache empty, then warm
+        rc, mods = imported(tmp_path, "kernlens.cli", *argv)
+        assert rc == 0 and "numpy.ma" not in mods and "sim" in mods
+
+
+def test_a_timed_run_reads_its_sass_listing_s_ir_from_the_cache(tmp_path, monkeypatch):
+    """With ptxas at hand a timed run reads the SASS listing (ptxas's merged shared loads): parsed
+    once (isa.sass.parser, Lark), then from the on-disk cache, the same IR, with no Lark import."""
+    import isa
+    import isa.sass
+
+    if not isa.sass.available():
+        pytest.skip(isa.sass.note() or "ptxas/nvdisasm not installed")
+    argv = [*RUN, "--timing", "h200"]
+    rc, first = imported(tmp_path, "kernlens.cli", *argv)
+    assert rc == 0 and "lark" in first
+    (entry,) = (tmp_path / "cache" / "sass-module").glob("*.pickle")
+    rc, second = imported(tmp_path, "kernlens.cli", *argv)
+    assert rc == 0 and "lark" not in second
+    monkeypatch.setenv("KERNLENS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("KERNLENS_NO_CACHE", raising=False)
+    module = isa.load(ROOT / RUN[1])
+    listing = isa.sass.listing(module, use_cache=False)       # compiled and parsed again, no cache
+    from isa.sass.parser import parse
+
+    assert isa.sass.parse_listing(listing.compiled.listing, "x.sass", listing.compiled.target) == \
+        parse(listing.compiled.listing, "x.sass", listing.compiled.target)
+    assert listing.module == isa.sass.listing(isa.load(ROOT / RUN[1])).module      # this one from the cache
+
+
 def test_a_bf16_launch_imports_ml_dtypes_and_runs(tmp_path):
     from tests.conftest import corpus_or_skip
 
@@ -71,7 +108,8 @@ def test_a_bf16_launch_imports_ml_dtypes_and_runs(tmp_path):
 def test_the_command_line_still_knows_every_command(capsys, monkeypatch):
     from kernlens.cli import SUBCOMMANDS, main
 
-    monkeypatch.delenv("KERNLENS_NO_CACHE", raising=False)     # --no-cache sets it: undone after the test
+    monkeypatch.setenv("KERNLENS_NO_CACHE", "")     # --no-cache sets it: recorded here, so undone after the test
+    monkeypatch.delenv("KERNLENS_NO_CACHE")
 
     with pytest.raises(SystemExit):
         main(["--help"])
@@ -141,3 +179,208 @@ def test_the_bench_s_run_imports_are_what_a_run_imports(tmp_path):
                          text=True)
     rc, mods = json.loads(out.stdout.strip().splitlines()[-1])
     assert rc == 0 and wanted <= set(mods), wanted - set(mods)
+
+
+# ----------------------------------------------------------------------------------------------
+# dataclass methods' code from the cache (isa.dataclass_code)
+# ----------------------------------------------------------------------------------------------
+
+COMPILES = """
+import contextlib, importlib.util, io, json, sys
+from pathlib import Path
+# isa.dataclass_code with its copy beside the code moved to a test folder: loaded before isa, which
+# then finds it among the modules
+spec = importlib.util.spec_from_file_location("isa.dataclass_code", sys.argv[1])
+dc = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(dc)
+dc.INSTALLED = Path(sys.argv[2])
+sys.modules["isa.dataclass_code"] = dc
+texts = []
+sys.addaudithook(lambda event, args: texts.append(args[0]) if event == "compile" else None)
+from kernlens.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    rc = main(sys.argv[3:])
+created = [t for t in texts if isinstance(t, (bytes, str)) and
+           (t.encode() if isinstance(t, str) else bytes(t)).startswith(b"def __create_fn__")]
+print(json.dumps([rc, len(created), dc.compiled]))
+"""
+
+
+def dataclass_compiles(cache: Path, installed: Path, *argv: str, off: bool = False) -> tuple[int, int, int]:
+    """(exit code, texts of dataclass methods compiled, those of kernlens's classes) of one command
+    in a fresh process, with the user cache ``cache`` and the copy beside isa/dataclass_code.py in
+    ``installed``. The first count is the interpreter's (audit events: ``exec`` of a text raises
+    ``compile``), the second isa.dataclass_code's (a parse imports Lark, whose classes are not ours)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), KERNLENS_CACHE=str(cache))
+    env.pop("KERNLENS_NO_CACHE", None)
+    if off:
+        env["KERNLENS_NO_CACHE"] = "1"
+    out = subprocess.run([sys.executable, "-c", COMPILES, str(ROOT / "isa" / "dataclass_code.py"), str(installed),
+                          *argv], env=env, cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    rc, n, ours = json.loads(out.stdout.strip().splitlines()[-1])
+    assert ours <= n
+    return rc, n, ours
+
+
+RUN = ["run", "examples/ptx/dot_dp4a.sm_90.ptx", "--launch", "examples/manifest.json#dot_dp4a"]
+
+
+def test_a_second_run_compiles_no_dataclass_methods(tmp_path):
+    """The first process compiles the method texts of the dataclasses a run defines (~400) and
+    keeps their code; the next compiles none of them, with its user cache warm or empty (then
+    from the copy beside isa/dataclass_code.py that the first left); with the cache off, all."""
+    installed = tmp_path / "installed"
+    rc, first, ours = dataclass_compiles(tmp_path / "cache", installed, *RUN)
+    assert rc == 0 and ours > 100, ours
+    assert list(installed.glob("*.pickle"))
+    assert dataclass_compiles(tmp_path / "cache", installed, *RUN) == (0, 0, 0)          # nothing compiled
+    rc, _, fresh = dataclass_compiles(tmp_path / "empty", installed, *RUN)    # a new user: the copy serves
+    assert rc == 0 and fresh == 0, fresh
+    rc, off, ours_off = dataclass_compiles(tmp_path / "cache", installed, *RUN, off=True)
+    assert rc == 0 and ours_off == ours and off >= ours, (off, ours_off, ours)
+    # another command defines other classes: it adds them, and the run's stay
+    timed = [*RUN, "--timing", "h200"]                 # the timing model's classes (sim.timing)
+    rc, _, more = dataclass_compiles(tmp_path / "cache", installed, *timed)
+    assert rc == 0 and 0 < more < ours, more
+    assert dataclass_compiles(tmp_path / "cache", installed, *RUN) == (0, 0, 0)
+    assert dataclass_compiles(tmp_path / "cache", installed, *timed)[::2] == (0, 0)   # (it parses SASS: Lark's)
+
+
+SAME_CODE = """
+import dataclasses, importlib, json, sys
+import isa.dataclass_code as dc
+modules = [importlib.import_module(m) for m in sys.argv[1:]]
+def methods(mod):
+    out = {}
+    for name, cls in vars(mod).items():
+        if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__ == mod.__name__:
+            for m in ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"):
+                f = cls.__dict__.get(m)
+                f = getattr(f, "__wrapped__", f)               # __repr__ under dataclasses' recursion guard
+                if f is not None and hasattr(f, "__code__"):
+                    out[f"{name}.{m}"] = (f.__code__, f.__annotations__, f.__defaults__, f.__kwdefaults__)
+    return out
+cached = {m.__name__: methods(m) for m in modules}
+assert dc.compiled == 0, dc.compiled                            # all came from the cache
+dc.uninstall()
+plain = {m.__name__: methods(importlib.reload(m)) for m in modules}  # dataclasses' own exec
+same = all(cached[m].keys() == plain[m].keys() and all(
+    a[0] == b[0] and a[0].co_filename == b[0].co_filename and a[1:] == b[1:]
+    for a, b in zip(cached[m].values(), plain[m].values())) for m in cached)
+print(json.dumps([same, sum(len(v) for v in cached.values())]))
+"""
+
+
+def test_a_class_from_cached_code_is_the_class_dataclasses_makes(tmp_path):
+    """Every generated method of the IR's and a launch's dataclasses, from the cache, is the code
+    ``dataclasses`` compiles itself: same code object (bytecode, constants, flags, so no
+    ``__future__`` annotations leak in), file name, annotations and defaults."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), KERNLENS_CACHE=str(tmp_path))
+    env.pop("KERNLENS_NO_CACHE", None)
+    mods = ["isa.ir", "isa.errors", "sim.launch", "sim.check", "analyzer.report"]
+    subprocess.run([sys.executable, "-c", "import " + ", ".join(mods)], env=env, cwd=ROOT, check=True)
+    out = subprocess.run([sys.executable, "-c", SAME_CODE, *mods], env=env, cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    same, n = json.loads(out.stdout)
+    assert same and n > 150, n
+
+
+def test_cached_dataclasses_behave_as_dataclasses(tmp_path, monkeypatch):
+    """A frozen dataclass of a kernlens module defined twice in one process (the second time from
+    the code the first compiled) and one of another module (compiled as always)."""
+    import dataclasses
+    import types
+
+    import isa.dataclass_code as dc
+
+    monkeypatch.setenv("KERNLENS_CACHE", str(tmp_path))
+    monkeypatch.delenv("KERNLENS_NO_CACHE", raising=False)
+    monkeypatch.setattr(dc, "_codes", {})
+    monkeypatch.setattr(dc, "_used", {})
+    monkeypatch.setattr(dc, "_added", True)          # (no write at exit from this test)
+    monkeypatch.setattr(dc, "compiled", 0)
+    src = ("from dataclasses import dataclass, field\n"
+           "@dataclass(frozen=True)\n"
+           "class Reg:\n"
+           "    '''%r1 of `add.s32 %r1, %r2, 4;`'''\n"
+           "    name: str\n"
+           "    width: int = 32\n"
+           "    uses: tuple = field(default=(), compare=False)\n")
+    classes = []
+    for name in ("isa.fake_ir", "isa.fake_ir", "elsewhere"):
+        module = types.ModuleType(name)
+        monkeypatch.setitem(sys.modules, name, module)
+        exec(src, module.__dict__)
+        classes.append(module.Reg)
+    assert dc.compiled == 6                        # init, repr, eq, hash, setattr, delattr: once
+    for Reg in classes:
+        r = Reg("%r1", uses=(3,))
+        assert r == Reg("%r1") and hash(r) == hash(Reg("%r1")) and r != Reg("%r1", 64)
+        assert repr(r) == "Reg(name='%r1', width=32, uses=(3,))"
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            r.name = "%r2"
+        assert dataclasses.replace(r, width=64).width == 64 and dataclasses.asdict(r)["uses"] == (3,)
+        assert [f.name for f in dataclasses.fields(Reg)] == ["name", "width", "uses"]
+        with pytest.raises(TypeError):
+            Reg()
+    assert len(dc._used["isa.fake_ir"]) == 6 and "elsewhere" not in dc._used
+
+
+def test_the_entry_holds_each_module_s_current_classes_only(tmp_path, monkeypatch):
+    """Saving replaces the texts of the modules this process defined classes for (an edited
+    class's old code goes) and keeps the others' (another command's classes stay)."""
+    import types
+
+    import isa.dataclass_code as dc
+    from isa import cache
+
+    monkeypatch.setenv("KERNLENS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("KERNLENS_NO_CACHE", raising=False)
+    monkeypatch.setattr(dc, "INSTALLED", tmp_path / "installed")
+    cache.store(dc.KIND, dc.entry_name(), {"sim.other": {"def __create_fn__(): pass": b"x"},
+                                           "isa.fake": {"def __create_fn__(): old": b"y"}})
+    monkeypatch.setattr(dc, "_codes", None)
+    monkeypatch.setattr(dc, "_used", {})
+    monkeypatch.setattr(dc, "_added", True)          # (no write at exit from this test: save() below)
+    monkeypatch.setattr(dc, "compiled", 0)
+    module = types.ModuleType("isa.fake")
+    monkeypatch.setitem(sys.modules, "isa.fake", module)
+    exec("from dataclasses import dataclass\n@dataclass(frozen=True)\nclass Loc:\n    line: int\n", module.__dict__)
+    assert dc.compiled == 6
+    dc.save()
+    entry = cache.load(dc.KIND, dc.entry_name())
+    assert set(entry) == {"sim.other", "isa.fake"} and entry["sim.other"] == {"def __create_fn__(): pass": b"x"}
+    assert len(entry["isa.fake"]) == 6 and "def __create_fn__(): old" not in entry["isa.fake"]
+    assert (tmp_path / "installed" / f"{dc.entry_name()}.pickle").read_bytes() == \
+        (tmp_path / "cache" / dc.KIND / f"{dc.entry_name()}.pickle").read_bytes()
+
+
+PAUSED = """
+import atexit, gc, json, sys
+import kernlens.cli as k
+seen = {"collections_before_main": 0, "collections": 0}
+gc.callbacks.append(lambda phase, info: seen.__setitem__("collections", seen["collections"] + 1) if phase == "start"
+                    else None)
+main = k.main
+def probe(argv=None):
+    seen.update(collections_before_main=seen["collections"], enabled=gc.isenabled(), frozen=gc.get_freeze_count(),
+                numpy="numpy" in sys.modules)
+    return main(argv)
+k.main = probe
+atexit.register(lambda: print(json.dumps(seen)))
+sys.argv = ["kernlens", *sys.argv[1:]]
+k.entry()
+"""
+
+
+def test_the_program_imports_its_command_with_the_collector_paused(tmp_path):
+    """``kernlens`` (kernlens.cli.entry) imports the command's module, numpy with it, with no
+    garbage collection, then freezes what was imported and turns the collector on for the command."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), KERNLENS_CACHE=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", PAUSED, *RUN], env=env, cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["numpy"] and seen["collections_before_main"] == 0, seen
+    assert seen["enabled"] and seen["frozen"] > 10_000, seen
+    assert seen["collections"] > 0                   # on again for the command itself

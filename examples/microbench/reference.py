@@ -122,3 +122,46 @@ def atomic_addrs(d):
 
 def atomic_same_33(d):
     return {"out": d["out"].astype(np.float64) + 33 * 256 * int(d["per_thread"])}
+
+
+def _mix_ratio(d, nh, nf):
+    a, b = float(d["a"]), float(d["b"])
+    n = 2 * int(d["iters"])
+    v = d["x"].astype(np.float64)
+    vf = d["xf"].astype(np.float64)
+    ah, bh = _h(a), _h(b)
+    return {"y": sum(_chain(v + k * ah, ah, bh, n) for k in range(nh)),
+            "yf": sum(_chain(vf + k * a, a, b, n) for k in range(nf))}
+
+
+def hfma2_ffma_1to3(d):
+    return _mix_ratio(d, 2, 6)
+
+
+def hfma2_ffma_3to1(d):
+    return _mix_ratio(d, 6, 2)
+
+
+def cvt_f16_ffma(d):
+    a, b = np.float32(d["a"]), np.float32(d["b"])
+    f0 = d["xf"].astype(np.float32)
+    total = np.zeros(f0.shape, dtype=np.float64)
+    for k in range(8):
+        f = f0 + np.float32(k) * a if k else f0.copy()
+        if k:                       # f[k] = f[k-1] + a in the kernel (fp32 adds)
+            f = f0.copy()
+            for _ in range(k):
+                f = (f + a).astype(np.float32)
+        for _ in range(int(d["iters"])):
+            f = (f.astype(np.float16).astype(np.float64) * float(a) + float(b)).astype(np.float32)
+        total += f
+    return {"yf": total}
+
+
+def atomic_spacing(d):
+    out = d["out"].astype(np.float64).copy()
+    naddr, per, s = int(d["naddr"]), int(d["per_thread"]), int(d["spacing"])
+    warps = 132 * 256 // 32
+    for a in range(naddr):
+        out[a * s] += 32 * per * len(range(a, warps, naddr))
+    return {"out": out}

@@ -786,26 +786,6 @@ def _tables_key(grammar: str, accelerated: bool) -> str:
                      repr(sys.version_info[:2]), repr(accelerated))
 
 
-def _copy_if_missing(src: Path | None, dst: Path | None) -> bool:
-    """Copy ``src`` to ``dst`` unless ``dst`` exists (through a temporary file renamed into place:
-    concurrent processes see a whole file or none); False when nothing was copied (either side
-    missing, unreadable or unwritable, as in a read-only install)."""
-    if src is None or dst is None or dst.exists() or not src.exists():
-        return False
-    tmp = dst.with_name(f".tmp-{os.getpid()}-{dst.name}")
-    try:
-        dst.parent.mkdir(exist_ok=True)
-        tmp.write_bytes(src.read_bytes())
-        os.replace(tmp, dst)
-        return True
-    except OSError:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        return False
-
-
 def _load_tables(key: str, given: dict) -> Lark | None:
     """The parser from the cached tables (the user cache, else the copy beside the grammar), or
     None: cache off, no entry, or an entry this Lark cannot load."""
@@ -816,7 +796,7 @@ def _load_tables(key: str, given: dict) -> Lark | None:
     saved = cache.load("lark", key)
     if saved is None:
         user, installed = cache.folder("lark"), INSTALLED_TABLES / f"{key}.pickle"
-        if not _copy_if_missing(installed, user and user / installed.name):
+        if not cache.copy_if_missing(installed, user and user / installed.name):
             return None
         saved = cache.load("lark", key)
         if saved is None:                # a damaged copy (the digest says so): replaced by the next build
@@ -840,7 +820,7 @@ def _store_tables(key: str, lark: Lark) -> None:
     if not cache.store("lark", key, buf.getvalue()):
         return
     entry = cache.folder("lark") / f"{key}.pickle"
-    if _copy_if_missing(entry, INSTALLED_TABLES / entry.name):
+    if cache.copy_if_missing(entry, INSTALLED_TABLES / entry.name):
         for other in INSTALLED_TABLES.glob("*.pickle"):
             if other.name != entry.name:
                 other.unlink(missing_ok=True)

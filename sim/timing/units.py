@@ -18,6 +18,7 @@ Units hold no reporting code; stages and models read ``busy`` and record stalls 
 from __future__ import annotations
 
 import heapq
+import math
 from bisect import insort
 from dataclasses import dataclass, field
 
@@ -137,4 +138,57 @@ class IssueQueue:
         return len(self._leaves)
 
 
-__all__ = ["Unit", "Queue", "IssueQueue"]
+@dataclass
+class LoadedLatency:
+    """A server of finite rate seen through the waiting time its load adds to a round trip (the L2
+    slices behind an SM's read requests): work arriving at ``rho`` x ``capacity`` per cycle waits
+    ``q rho / (1 - rho)`` cycles (an M/M/1 queue; ``rho`` at most ``max_rho``). ``rho`` is the
+    arrival rate over the last ``window`` cycles (an exponentially weighted sum of the work offered,
+    its own included), so the wait follows the requests' own rate as a warp's loads see it: light
+    traffic waits almost nothing, traffic near the capacity waits much more than a fixed latency,
+    bursts longer than the window wait as a queue that full would::
+
+        ld = LoadedLatency("l2_read", capacity=40.0, q=130.0, window=1000.0)
+        ld.wait(0.0, 512.0)            # 1.7: 512 B in the last 1000 cycles, rho 0.013
+        for t in range(0, 1000, 16):   # 32 B per cycle for 1000 cycles: rho about 0.5
+            w = ld.wait(float(t), 512.0)
+
+    Times offered may go backwards a little (the event-driven models offer work at issue or at the
+    t-stage): such work adds to the sum without decaying it."""
+
+    name: str
+    capacity: float               # work per cycle (bytes per cycle for the L2)
+    q: float                      # cycles: the wait at rho = 1/2
+    window: float                 # cycles
+    max_rho: float = 0.95
+    min_window: float = 0.0       # cycles: the least span a rate is measured over (the first arrivals')
+    _t0: float | None = None
+    _sum: float = 0.0
+    _t: float = 0.0
+    waited: float = 0.0           # total wait handed out (for tests and reports)
+    offered: float = 0.0          # total work offered
+
+    def rho(self) -> float:
+        """The utilisation the last arrival saw (its own work included), at most ``max_rho``: the
+        weighted sum over the window's weight since the first arrival (at least ``min_window``)."""
+        span = self.window * (1.0 - math.exp((self._t0 - self._t) / self.window)) if self._t0 is not None else 0.0
+        span = max(span, self.min_window, 1.0)        # a rate is measured over at least a cycle
+        r = self._sum / (span * self.capacity) if self.capacity > 0 else self.max_rho
+        return r if r < self.max_rho else self.max_rho
+
+    def wait(self, t: float, amount: float) -> float:
+        """The waiting time of ``amount`` work arriving at ``t``."""
+        if self._t0 is None:
+            self._t0 = self._t = t
+        if t > self._t:
+            self._sum *= math.exp((self._t - t) / self.window)
+            self._t = t
+        self._sum += amount
+        self.offered += amount
+        r = self.rho()
+        w = self.q * r / (1.0 - r)
+        self.waited += w
+        return w
+
+
+__all__ = ["Unit", "Queue", "IssueQueue", "LoadedLatency"]
