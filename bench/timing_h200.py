@@ -26,8 +26,12 @@ list against the toml), each fitted on data outside the held-out third:
 * ``l2_reuse_full``, ``l2_reuse_none``, ``l2_write_line_cycles``, ``l2_write_sector_cycles``,
   ``l2_write_partial_cycles``: the project's L2 microbenchmarks measured on the H200 (examples/h200/l2_sweep,
   examples/h200/mem_sweep), no corpus kernel;
+* ``dram_line_overhead``: the project's microbenchmark strided_load_32 (examples/h200/microbench.json), no
+  corpus kernel;
 * ``l2_read_queue`` (the loaded L2 read latency): the microbenchmarks read_cg_4m_w32 and read_cg_4m
-  (examples/h200/mem_sweep, examples/h200/l2_sweep), no corpus kernel.
+  (examples/h200/mem_sweep, examples/h200/l2_sweep), no corpus kernel;
+* ``atomic_line_parallel``: the project's atomic sweep microbenchmark atomic_spacing_4x32
+  (examples/h200/pipe_atomic), no corpus kernel.
 
 Other numbers are from ../shared/facts/h200.md, derived from ncu data, or marked ``[assumed]``.
 """

@@ -30,12 +30,38 @@ SUBCOMMANDS = {
 
 
 class Parser(argparse.ArgumentParser):
-    """Usage errors exit 2 with the usage and one ``PROG: error: ...`` line."""
+    """Usage errors exit 2 with the usage and one ``PROG: error: ...`` line.
+
+    argparse makes a help formatter for each ``add_argument`` (to check that the metavar fits
+    ``nargs``) and for ``add_subparsers`` (the sub-commands' ``prog``), and each one asks for the
+    terminal's width through ``shutil``, whose import brings bz2, lzma and zlib (~2 ms of CPU of a
+    cold ``kernlens run`` on a loaded machine, measured). Only help and usage text uses the width:
+    those formatters get it, the others a fixed one."""
+
+    _text = False          # True while help or usage text is being formatted
 
     def error(self, message: str) -> None:
         self.print_usage(sys.stderr)
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise SystemExit(2)
+
+    def format_usage(self) -> str:
+        return self._as_text(super().format_usage)
+
+    def format_help(self) -> str:
+        return self._as_text(super().format_help)
+
+    def _as_text(self, fmt) -> str:
+        was, self._text = self._text, True
+        try:
+            return fmt()
+        finally:
+            self._text = was
+
+    def _get_formatter(self):
+        if self._text:
+            return super()._get_formatter()
+        return self.formatter_class(prog=self.prog, width=80)   # checks only: no text is laid out
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

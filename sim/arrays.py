@@ -2,8 +2,8 @@
 
 ``np.unique(a)`` and ``np.percentile`` (which calls it) import ``numpy.ma`` on first use in numpy
 2.x (``_unique1d`` asks ``np.ma.is_masked``): about 10 ms of CPU, measured by ``bench/startup.py``,
-that no simulated launch needs and that every cold ``kernlens run`` paid. These two functions give
-the same values from a sort.
+that no simulated launch needs and that every cold ``kernlens run`` paid (and a ``--timing`` one,
+through the timing model's sector counts). These two functions give the same values from a sort.
 """
 
 from __future__ import annotations
@@ -11,16 +11,32 @@ from __future__ import annotations
 import numpy as np
 
 
-def distinct(a) -> np.ndarray:
+def distinct(a, *, return_index: bool = False, return_counts: bool = False):
     """The sorted distinct values of ``a`` (flattened), as ``np.unique(a)`` returns them for an
-    array without NaN (the simulator's CTA ids, warp ids, slots, sizes and addresses)."""
-    s = np.sort(np.asarray(a).ravel())
-    if s.size < 2:
-        return s
+    array without NaN (the simulator's CTA ids, warp ids, slots, sizes and addresses; the timing
+    model's sector ids), with, as ``np.unique`` gives them, the index in ``a`` of each value's first
+    occurrence (``return_index``) and how many times it occurs (``return_counts``): ``(values,
+    index, counts)`` for those asked for."""
+    flat = np.asarray(a).ravel()
+    if return_index:
+        order = np.argsort(flat, kind="stable")      # stable: the first occurrence leads its run
+        s = flat[order]
+    else:
+        s = np.sort(flat)
     keep = np.empty(s.size, dtype=bool)
-    keep[0] = True
-    np.not_equal(s[1:], s[:-1], out=keep[1:])
-    return s[keep]
+    if s.size:
+        keep[0] = True
+        np.not_equal(s[1:], s[:-1], out=keep[1:])
+    values = s[keep] if s.size > 1 else s
+    if not (return_index or return_counts):
+        return values
+    out = [values]
+    starts = np.flatnonzero(keep)
+    if return_index:
+        out.append(order[starts])
+    if return_counts:
+        out.append(np.diff(np.append(starts, s.size)))
+    return tuple(out)
 
 
 def percentile(a, q: float, method: str = "linear") -> float:

@@ -21,8 +21,11 @@ HEAVY = ("textual", "tui", "networkx", "ml_dtypes", "lark", "lark_cython", "scip
 #: np.unique and np.percentile import it, sim.arrays does not)
 HEAVY_PARTS = ("numpy.ma",)
 #: what a command needs only when the cache is empty: numpy.random (~12 ms of CPU) draws the
-#: inputs, which the cache then holds
-CACHED_AWAY = ("numpy.random",)
+#: inputs, which the cache then holds; shutil
+CACHED_AWAY = ("numpy.random",
+               # (with bz2, lzma, zlib: Lark's import brings it; argparse asks it for the terminal's width,
+               # kernlens.cli.Parser only where help text is laid out)
+               "shutil")
 
 PROBE = """
 import contextlib, io, json, sys
@@ -57,6 +60,40 @@ def test_a_run_and_a_validation_import_nothing_heavy(tmp_path, module, argv):
     cached_away = set(HEAVY + HEAVY_PARTS + CACHED_AWAY)
     assert rc == 0 and not second & cached_away, second & cached_away   # from the cache: no parser, no draws
     assert "numpy" in second and "isa" in second
+
+
+def test_a_timed_run_imports_no_numpy_ma(tmp_path):
+    """The timing model's sector counts (sim.timing.streams) and the race reports (sim.ptx.order)
+    take sim.arrays.distinct, not np.unique, which imports numpy.ma."""
+    argv = [*RUN, "--timing", "h200"]
+    for _ in range(2):                                           # the cache empty, then warm
+        rc, mods = imported(tmp_path, "kernlens.cli", *argv)
+        assert rc == 0 and "numpy.ma" not in mods and "sim" in mods
+
+
+def test_a_timed_run_reads_its_sass_listing_s_ir_from_the_cache(tmp_path, monkeypatch):
+    """With ptxas at hand a timed run reads the SASS listing (ptxas's merged shared loads): parsed
+    once (isa.sass.parser, Lark), then from the on-disk cache, the same IR, with no Lark import."""
+    import isa
+    import isa.sass
+
+    if not isa.sass.available():
+        pytest.skip(isa.sass.note() or "ptxas/nvdisasm not installed")
+    argv = [*RUN, "--timing", "h200"]
+    rc, first = imported(tmp_path, "kernlens.cli", *argv)
+    assert rc == 0 and "lark" in first
+    (entry,) = (tmp_path / "cache" / "sass-module").glob("*.pickle")
+    rc, second = imported(tmp_path, "kernlens.cli", *argv)
+    assert rc == 0 and "lark" not in second
+    monkeypatch.setenv("KERNLENS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("KERNLENS_NO_CACHE", raising=False)
+    module = isa.load(ROOT / RUN[1])
+    listing = isa.sass.listing(module, use_cache=False)       # compiled and parsed again, no cache
+    from isa.sass.parser import parse
+
+    assert isa.sass.parse_listing(listing.compiled.listing, "x.sass", listing.compiled.target) == \
+        parse(listing.compiled.listing, "x.sass", listing.compiled.target)
+    assert listing.module == isa.sass.listing(isa.load(ROOT / RUN[1])).module      # this one from the cache
 
 
 def test_a_bf16_launch_imports_ml_dtypes_and_runs(tmp_path):

@@ -259,6 +259,26 @@ def _text(module: Module) -> str:
     return module.source if module.source is not None else module.emit()
 
 
+def parse_listing(listing: str, file: str, target: str | None, *, use_cache: bool = True) -> Module:
+    """The IR of a SASS listing: from the on-disk cache (:mod:`isa.cache`, kind ``sass-module``,
+    keyed by the listing's text, its file name and target, and the isa code) when this listing was
+    parsed before, else parsed (:mod:`isa.sass.parser`, which imports Lark: ~0.05 s of CPU of a
+    cold ``kernlens run --timing h200`` on a loaded machine, measured) and stored."""
+    from .. import cache
+
+    name = cache.key("sass-module", cache.code_version("isa"), file, target or "", listing) \
+        if use_cache and cache.enabled() else None
+    hit = cache.load("sass-module", name) if name else None
+    if isinstance(hit, Module):
+        return hit
+    from .parser import parse
+
+    module = parse(listing, file, target)
+    if name:
+        cache.store("sass-module", name, module)
+    return module
+
+
 def listings(modules, *, use_cache: bool = True, jobs: int | None = None) -> list[Listing]:
     """The SASS of several PTX modules (paths or :class:`isa.ir.Module`), compiled in batches
     (``jobs``: how many batches' tools run at once, :func:`isa.sass.compile.compile_many`)."""
@@ -271,13 +291,12 @@ def listings(modules, *, use_cache: bool = True, jobs: int | None = None) -> lis
         if out[-1] is None:
             todo.append(len(out) - 1)
     if todo:
-        from .parser import parse
-
         parsed: dict[int, Module | None] = {}
 
         def then(j: int, c: Compiled) -> None:     # parse while the other batches' tools run
             m = mods[todo[j]]
-            parsed[j] = parse(c.listing, (m.path or "<ptx>") + ".sass", c.target) if c.listing else None
+            parsed[j] = parse_listing(c.listing, (m.path or "<ptx>") + ".sass", c.target, use_cache=use_cache) \
+                if c.listing else None
 
         with _gc_paused():
             compiled = compile_many([(_text(mods[i]), ptx_target(mods[i]), mods[i].path or "<ptx>") for i in todo],

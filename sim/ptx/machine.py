@@ -17,6 +17,8 @@ views (:mod:`sim.ptx.dtypes`); writes are masked with ``np.copyto(where=mask)``.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from isa import ir
@@ -184,7 +186,9 @@ class LaunchState:
                  seed: int = 0):
         from isa.cfg import Cfg
 
-        self.module = module
+        # weakly: run_kernel's decode cache holds launch states for as long as their module lives,
+        # which a strong reference from here would make for ever
+        self._module = weakref.ref(module)
         self.fn = fn
         self.kernel = fn.name
         self.grid = tuple(int(g) for g in grid)
@@ -346,6 +350,21 @@ class LaunchState:
         self.all_listeners = [l for l in self.listeners if not getattr(l, "memory_only", False)]
         self.access_listeners = [l for l in self.listeners if getattr(l, "memory_only", False)]
         self._parts = None
+
+    @property
+    def module(self) -> ir.Module:
+        """The module the program was decoded from (held weakly: it outlives every launch of it)."""
+        return self._module()
+
+    def release(self) -> None:
+        """Drop what only the launch just run needed: its global memory, its listeners (the timing
+        model's event streams among them) and the race and ordering shadows (32 bytes per byte of
+        global memory with race checks on). The decoded program stays for :meth:`relaunch`, so a
+        cached machine holds its decoding, not its last launch's buffers."""
+        self.gmem = None
+        self._set_listeners(())
+        if self.order is not None:
+            self.order.release()
 
     def relaunch(self, gmem: GlobalMemory, listeners=()) -> None:
         """Make a decoded machine ready for another launch with the same program, geometry and

@@ -63,6 +63,14 @@ class Order:
         self.sem = [ordering(c, mods) for c, mods in M.canon]
         self.reset()
 
+    def release(self) -> None:
+        """Free the launch-sized shadows and logs (:meth:`reset` makes them again for the next launch)."""
+        for name in ("w_who", "w_bar", "w_rel", "w_pc", "r_who", "r_bar", "r_rel", "r_pc", "buffered"):
+            if hasattr(self, name):
+                setattr(self, name, None)
+        self.log, self.vis_all, self.vis_cta = [], [], []
+        self.vc, self.sync, self.pending_acq, self.cta_rel = {}, {}, {}, {}
+
     def reset(self) -> None:
         M = self.M
         n = M.ncta
@@ -296,7 +304,7 @@ class Order:
             r = np.flatnonzero(race)
             # one report per lane
             lane_i = k[r] // width
-            _, first = np.unique(lane_i, return_index=True)
+            _, first = distinct(lane_i, return_index=True)
             r = r[first]
             self._report(pc, kind, lanes[k[r] // width], i[r], prev_kind, who[k[r]], pcs[i[r]])
 

@@ -216,7 +216,11 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
         tinfo = (occ, regs, ws, starts, sampled, merges)
     t1 = time.perf_counter()
     M.progress = progress
-    M.run(ctas, only=starts)
+    try:
+        M.run(ctas, only=starts)
+    except BaseException:
+        M.release()
+        raise
     t2 = time.perf_counter()
 
     # copy buffers back in place
@@ -246,9 +250,12 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
         from sim.timing.labels import field_labels
 
         tm["labels"] = field_labels(tm, shared_limits="shared" in occ.limiters)   # exact / measured / modelled per field
-        M._set_listeners(listeners)
-        return RunResult(fn.name, stats, list(M.problems.items), tm, sampled, not sampled)
-    return RunResult(fn.name, stats, list(M.problems.items))
+        problems = list(M.problems.items)
+        M.release()
+        return RunResult(fn.name, stats, problems, tm, sampled, not sampled)
+    problems = list(M.problems.items)
+    M.release()
+    return RunResult(fn.name, stats, problems)
 
 
 #: decoded machines per module object (by identity; dropped with the module), newest last

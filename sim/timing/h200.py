@@ -39,19 +39,20 @@ def plan(ncta: int, sms: int, k: int, sample: str) -> tuple[list[int] | None, bo
     return sm_ctas(ncta, sms, 0)[:k], True
 
 
-def stack_distances(seq) -> tuple[list, list, float, float]:
-    """LRU stack distances of an access sequence ``[(key, bytes, weight), ...]``: for every access
-    whose key was seen before, the bytes of the distinct keys touched since (a Fenwick tree over
-    positions holding each key's last touch). ``key`` None: a new key every time (stores, whose
-    lines the streams do not keep). Returns (distances, weights of those accesses, distinct bytes of
-    the keyed accesses, bytes of the keyless ones)."""
+def _reuse_pass(seq) -> tuple[list, dict, list]:
+    """One LRU pass over an access sequence ``[(key, bytes, ...), ...]`` (a Fenwick tree over
+    positions holding each key's last touch). Returns (per access: the bytes of the distinct keys
+    touched since its key's previous touch, None for a first touch or a keyless access; key -> the
+    position of its last touch; per position: the bytes it holds at the end, i.e. a key's size at
+    its last touch and every keyless access's bytes). ``key`` None: a new key every time."""
     n = len(seq)
     tree = [0.0] * (n + 1)
+    marks = [0.0] * n
     last: dict = {}
     size: dict = {}
-    dist, wts = [], []
-    distinct = keyless = 0.0
-    for i, (k, b, w) in enumerate(seq):
+    dist: list = [None] * n
+    for i, e in enumerate(seq):
+        k, b = e[0], e[1]
         j = last.get(k) if k is not None else None
         if j is not None:
             d, x = 0.0, i               # marks at positions j+1 .. i-1 (0-based) = prefix(i) - prefix(j+1)
@@ -62,28 +63,118 @@ def stack_distances(seq) -> tuple[list, list, float, float]:
             while x > 0:
                 d -= tree[x]
                 x &= x - 1
-            dist.append(d)
-            wts.append(w)
+            dist[i] = d
             x, v = j + 1, -size[k]
             while x <= n:
                 tree[x] += v
                 x += x & -x
-        elif k is None:
-            keyless += b
-        else:
-            distinct += b
+            marks[j] = 0.0
         x = i + 1
         while x <= n:
             tree[x] += b
             x += x & -x
+        marks[i] = b
         if k is not None:
             last[k] = i
             size[k] = b
+    return dist, last, marks
+
+
+def stack_distances(seq, reuse=None) -> tuple[list, list, float, float]:
+    """LRU stack distances of an access sequence ``[(key, bytes, weight[, stored]), ...]``: for every
+    access whose key was seen before, the bytes of the distinct keys touched since
+    (:func:`_reuse_pass`). ``key`` None: a new key every time (a store without a key). Returns
+    (distances, weights of those accesses, distinct bytes of the keyed accesses, bytes of the keyless
+    ones). ``reuse``: the sequence's :func:`_reuse_pass`, when already made."""
+    dist_all, last, _ = reuse or _reuse_pass(seq)
+    dist, wts = [], []
+    distinct = keyless = 0.0
+    seen: set = set()
+    for e, d in zip(seq, dist_all):
+        k = e[0]
+        if d is not None:
+            dist.append(d)
+            wts.append(e[2])
+        elif k is None:
+            keyless += e[1]
+        elif k not in seen:
+            distinct += e[1]
+        if k is not None:
+            seen.add(k)
     return dist, wts, distinct, keyless
 
 
-def capacity_misses(runs, chip_bytes: float, active: int, H: dict, store_distinct: float = 1.0) -> float:
-    """L2 sectors the simulated SMs re-read after the L2 dropped them (capacity misses).
+def survival(d, full: float, none: float):
+    """The share of lines re-touched at chip-wide reuse distance ``d`` (bytes) that are still in the
+    L2: 1 up to ``l2_reuse_full``, falling linearly to 0 at ``l2_reuse_none`` (sim/machines/h200.toml)."""
+    import numpy as np
+
+    return 1.0 - np.clip((np.asarray(d, dtype=np.float64) - full) / (none - full), 0.0, 1.0)
+
+
+def dirty_write_backs(seq, ratio: float, full: float, none: float, reuse=None) -> tuple[float, float]:
+    """DRAM write-backs of one SM's L2 accesses (``[(key, bytes, weight, stored bytes), ...]``,
+    :attr:`sim.timing.sm.SMRun.l2_seq`): (bytes written back while it runs, dirty bytes still in the
+    L2 at its end).
+
+    The L2 is write-back: a store makes its line dirty (``stored`` bytes), and the line goes to DRAM
+    only when the L2 evicts it. A dirty line re-touched at reuse distance ``d`` (scaled to the chip by
+    ``ratio``) was evicted -- written back -- with probability ``1 - survival(d)``
+    (:func:`survival`, the same window as the re-reads' capacity misses), else it is still dirty (a
+    store to it merges into it); at the end a dirty line whose distance to the end (the bytes touched
+    after its last touch) is ``d`` has been written back with probability ``1 - survival(d)`` and is
+    left dirty otherwise (Nsight Compute's dram__bytes_write counts only the kernel's own time).
+    examples/h200/mem_sweep copy_cg_64m_1x (64 MiB copied once with .cg loads): 67.1 MB stored,
+    47.6 MB written back, 19.5 MB left in the L2; copy_cg_8m (16 MiB footprint): 0.003 MB. ``reuse``:
+    the sequence's :func:`_reuse_pass`, when already made."""
+    import numpy as np
+
+    if not seq:
+        return 0.0, 0.0
+    dist, last, marks = reuse or _reuse_pass(seq)
+    after = np.concatenate([np.cumsum(np.asarray(marks[::-1], dtype=np.float64))[::-1][1:], [0.0]])
+    dirty: dict = {}                 # key -> [probability the line is dirty, its dirty bytes]
+    wb = left = 0.0
+    ends_k, ends_b = [], []          # keyless stores: never re-touched; (position, bytes)
+    re_i, re_p, re_b = [], [], []    # dirty lines re-touched: the write-backs, summed vectorised below
+    for i, e in enumerate(seq):
+        k, st = e[0], (e[3] if len(e) > 3 else 0)
+        if k is None:
+            if st:
+                ends_k.append(i)
+                ends_b.append(st)
+            continue
+        cur = dirty.get(k)
+        d = dist[i]
+        if cur is not None and d is not None and cur[0] > 0.0:
+            sv = float(survival(d * ratio, full, none))
+            wb += cur[0] * (1.0 - sv) * cur[1]
+            cur[0] *= sv
+        if st:
+            if cur is None:
+                dirty[k] = [1.0, float(st)]
+            else:
+                cur[1] = max(cur[1], float(st)) if cur[0] > 0.0 else float(st)
+                cur[0] = 1.0
+    for k, (p, b) in dirty.items():
+        if p > 0.0:
+            re_i.append(last[k])
+            re_p.append(p)
+            re_b.append(b)
+    for pos, p, b in ((ends_k, None, ends_b), (re_i, re_p, re_b)):
+        if not pos:
+            continue
+        sv = survival(after[np.asarray(pos)] * ratio, full, none)
+        pb = np.asarray(b, dtype=np.float64) * (1.0 if p is None else np.asarray(p))
+        wb += float(np.dot(pb, 1.0 - sv))
+        left += float(np.dot(pb, sv))
+    return wb, left
+
+
+def l2_capacity(runs, chip_bytes: float, active: int, H: dict, store_distinct: float = 1.0) -> tuple[float, float, float]:
+    """What the simulated SMs' L2 accesses cost the DRAM beyond their first touches: (load sectors
+    re-read after the L2 dropped them -- capacity misses --, bytes of dirty lines written back while
+    they run, dirty bytes left in the L2 at their end: :func:`dirty_write_backs`).
 
     Each SM replay lists its L2 accesses in order (:attr:`sim.timing.sm.SMRun.l2_seq`); a re-access's
     LRU stack distance (distinct bytes the SM touched at L2 since, :func:`stack_distances`) is scaled
@@ -91,27 +182,29 @@ def capacity_misses(runs, chip_bytes: float, active: int, H: dict, store_distinc
     ``active``: every SM streaming data of its own; less when SMs share data). A re-access survives
     with probability 1 up to ``l2_reuse_full`` bytes, falling linearly to 0 at ``l2_reuse_none``
     (sim/machines/h200.toml: the L2 is not LRU, and lines read across the two partitions are kept in
-    both). Only re-reads that missed L1 count (their weight: sectors). Stores have no key: each
-    counts as new bytes in the distances, and as ``store_distinct`` of its bytes in the SM's
-    distinct bytes (the launch's distinct written sectors over its store sectors)."""
+    both). Only re-reads that missed L1 count (their weight: sectors). A store is known by its first
+    line (as a load is); a store without one counts as new bytes in the distances, and as
+    ``store_distinct`` of its bytes in the SM's distinct bytes (the launch's distinct written sectors
+    over its store sectors)."""
     import numpy as np
 
     full, none = H.get("l2_reuse_full"), H.get("l2_reuse_none")
     if not full or not none:
-        return 0.0
-    tot = 0.0
+        return 0.0, 0.0, 0.0
+    tot = wb = left = 0.0
     for r in runs:
         if not r.l2_seq:
             continue
-        dist, wts, keyed, keyless = stack_distances(r.l2_seq)
-        if not dist:
-            continue
+        ps = _reuse_pass(r.l2_seq)
+        dist, wts, keyed, keyless = stack_distances(r.l2_seq, ps)
         sm_bytes = keyed + keyless * store_distinct
         ratio = min(float(active), chip_bytes / sm_bytes) if sm_bytes > 0 else float(active)
-        d = np.asarray(dist) * ratio
-        lost = np.clip((d - full) / (none - full), 0.0, 1.0)
-        tot += float(np.dot(lost, np.asarray(wts, dtype=np.float64)))
-    return tot
+        if dist:
+            tot += float(np.dot(1.0 - survival(np.asarray(dist) * ratio, full, none), np.asarray(wts, dtype=np.float64)))
+        w, lf = dirty_write_backs(r.l2_seq, ratio, full, none, ps)
+        wb += w
+        left += lf
+    return tot, wb, left
 
 
 def ncu_l2_hit_rate(loads: float, writes: float, misses: float, H: dict) -> float | None:
@@ -133,6 +226,30 @@ def occupancy_of(module, fn_name: str, state, machine: str = "h200"):
     occ = occupancy(machine, regs.per_thread, state.static_shared_end + state.dynamic_shared, state.nthreads)
     return occ, regs
 
+
+
+def atomic_serial_cycles(counts: dict, scale: float, lat: dict) -> float:
+    """Chip-wide time of the L2 atomics that go one after the other: the operations to one 32-byte
+    sector at ``atomic_same_address`` each, and those to the hot sectors of one 128-byte line at
+    ``atomic_same_address / atomic_line_parallel`` each (the line's sectors share its slice's unit:
+    examples/h200/pipe_atomic, 2 or 4 hot sectors of a line 1.31-1.33 x one sector's rate, not 2 or
+    4 x). ``counts``: :attr:`sim.timing.streams.WarpStreams.atomic_counts` (sector -> [operations,
+    first CTA, shared by CTAs, pcs]); a sector shared by sampled CTAs is scaled by ``scale``.
+    ``red.global.add.f32 [%rd6], %f1;`` by every warp to 4 words 32 bytes apart (one line):
+    4 x 33,792 operations x 3.47 / 1.31, not 33,792 x 3.47."""
+    c = lat["atomic_same_address"]
+    par = lat.get("atomic_line_parallel", 1.0)
+    worst, lines = 0.0, {}
+    for sector, v in counts.items():
+        n = v[0] * (scale if v[2] else 1.0)
+        worst = max(worst, n * c)
+        ln = lines.setdefault(sector >> 2, [0.0, 0])
+        ln[0] += n
+        ln[1] += 1
+    for n, k in lines.values():
+        if k > 1:
+            worst = max(worst, n * c / min(k, par))
+    return worst
 
 def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | None, sampled: bool,
             gmem=None, machine: str = "h200", trace: bool = False) -> dict:
@@ -157,8 +274,12 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
         ends = [b.base + b.size for b in gmem.buffers]
     rd, wr = streams.footprint(bases, ends, f)
     # the DRAM moves 64-byte granules: a sector read alone in its granule costs two
-    gran = streams.granule_factor(max(1, int(H.get("dram_granule", 32) // 32)))
-    dram_bpc /= gran
+    gs = max(1, int(H.get("dram_granule", 32) // 32))
+    gran = streams.granule_factor(gs)
+    # ... and each 128-byte line it fetches costs an overhead beside its granules: DRAM time per
+    # sector read (hierarchy.dram_line_overhead; 1.0 for dense reads, the bytes above for none)
+    tgran = streams.dram_time_factor(gs, H.get("dram_line_overhead", 0.0), int(H["l1_line"] // 32))
+    dram_bpc /= tgran
     accesses = streams.global_sectors * f
     foot = (rd + wr) * 32
     h2 = max(0.0, 1.0 - (rd + wr) / accesses) if accesses else 1.0
@@ -208,8 +329,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     # address's operations one after the other (scaled from the sample when several sampled CTAs
     # share the address)
     h = max(streams.atomic_counts.values(), key=lambda v: v[0], default=None)
-    hot = 0.0 if h is None else h[0] * (f if sampled and h[2] else 1.0)
-    atomic_cycles = hot * P.lat["atomic_same_address"]
+    atomic_cycles = atomic_serial_cycles(streams.atomic_counts, f if sampled else 1.0, P.lat)
     hot_pcs = frozenset(h[3]) if h is not None and h[2] and len(h) > 3 else frozenset()   # shared by CTAs
     aw = [0.0]                  # the queueing each of those atomics sees at the slice (below)
 
@@ -219,6 +339,18 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
                 l2_bpc=l2_bpc, trace=traced, leaders=leaders, dram_latency=dram_latency, sm_index=i,
                 hot_atomics=hot_pcs, atomic_wait=aw[0], l2_read_bpc=l2_read_bpc)
         return sm.run(per_sm[i], ids=list(lists[i]) if waits is not None else None, waits=waits)
+
+    def dram_traffic(runs):
+        """(L2 load sectors re-read from DRAM, DRAM write-back bytes, store bytes), scaled to the launch.
+        Writes: the dirty lines the L2 evicts while the launch runs (a sample's evictions scale with
+        the launch; the dirty lines its SMs leave at their end are left by every SM's last CTAs only)"""
+        g = f if sampled else 1.0
+        sts = (sum(r.l2_sectors for r in runs) - sum(r.l2_load_sectors for r in runs)) * g
+        u = min(1.0, wr / sts) if sts > 0 else 1.0
+        c, wb, left = l2_capacity(runs, foot, active, H, u)
+        if sampled:
+            wb = wb * f + left * (f - min(f, float(active)))
+        return c * g, wb, sts * 32
 
     def replay(dram_latency):
         runs = [one(i, dram_latency) for i in range(len(lists))]
@@ -292,21 +424,17 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     l2_sec = sum(r.l2_sectors for r in runs) * (f if sampled else 1.0)
     l2_ld = sum(r.l2_load_sectors for r in runs) * (f if sampled else 1.0)
     # DRAM reads: first touches plus capacity misses (L2 re-reads whose reuse distance, scaled to the
-    # chip, exceeds what the L2 keeps: capacity_misses)
-    sts = l2_sec - l2_ld
-    u = min(1.0, wr / sts) if sts > 0 else 1.0
-    cap = capacity_misses(runs, foot, active, H, u) * (f if sampled else 1.0)
-    dram_read, dram_write = (rd + cap) * 32 * gran, wr * 32
-    dram_cycles = (dram_read + dram_write) / (H["dram_bw"] / P.hz)
+    # chip, exceeds what the L2 keeps: l2_capacity)
+    cap, dram_write, _ = dram_traffic(runs)
+    dram_read = (rd + cap) * 32 * gran
+    dram_cycles = (dram_read * (tgran / gran) + dram_write) / (H["dram_bw"] / P.hz)
     # L2 work: load sectors that missed L1 and atomics at 32 bytes each, stores at their cost (sim.timing.sm)
     l2_cycles = sum(r.l2_work for r in runs) * (f if sampled else 1.0) / (H["l2_bw"] / P.hz)
     over = H["launch_overhead"]
     # same-address atomics serialise at the address's L2 slice, whichever SM sends them: the
     # hottest address's operations one after the other (scaled from the sample when several
     # sampled CTAs share the address)
-    h = max(streams.atomic_counts.values(), key=lambda v: v[0], default=None)
-    hot = 0.0 if h is None else h[0] * (f if sampled and h[2] else 1.0)
-    atomic_cycles = hot * P.lat["atomic_same_address"]
+    atomic_cycles = atomic_serial_cycles(streams.atomic_counts, f if sampled else 1.0, P.lat)
     body = max(sm_cycles, dram_cycles, l2_cycles, atomic_cycles)
     cycles = over + body
     sm_busy = {}

@@ -6,7 +6,8 @@ functional simulator already says what every warp executes and where it reads; w
 when. The model is event-driven: a warp's next instruction becomes *ready* when its inputs are
 (scoreboard with per-opcode latencies, ``[latency_cycles]`` of ``sim/machines/h200.toml``); it
 *issues* when its sub-partition's scheduler is free (one issue per clock) and the pipe it needs
-accepts work (``[pipes]`` intervals); memory instructions also pass the shared-memory pipe
+accepts work (``[pipes]`` intervals; the FMA pipe is two 16-lane halves: ``fma.rn.f32`` holds one
+for 2 clk, ``fma.rn.f16x2`` both, and a waiting one claims them); memory instructions also pass the shared-memory pipe
 (wavefronts from :mod:`sim.memory.banks`), the L1 (sectored, 128-byte lines, LRU, what the shared
 carve-out leaves), L2 and DRAM bandwidth shares, and a finite store queue. Time jumps from event
 to event, so a warp waiting 600 cycles costs one step, not 600: a 2048^3 launch is priced in
@@ -140,6 +141,16 @@ def op_facts(state, P: H200Params) -> list[OpFacts]:
             pipe, lat = "fma", L["ffma"]
         elif unit == U.FP16:
             pipe, lat = "fp16", L["hfma2"]
+            if fam == "cvt":
+                # conversions are no packed fp16 arithmetic (examples/h200/pipe_atomic cvt_f16_ffma):
+                # cvt.f32.f16 is HADD2.F32, an FP32-rate op on one FMA half; cvt.rn.f16{,x2}.f32 and
+                # the other narrowing forms F2FP.*.PACK_AB, on the ALU pipe. cvt.f32.bf16 (a shift,
+                # PRMT or IMAD.U32: ncu_deep bf16_gemm_smem_tiled splits them over ALU and FMA) is
+                # not measured here and keeps the unit of its own at the fp16 interval it had
+                if info.out_dtype == "f32":
+                    pipe, lat = ("fma", L["ffma"]) if info.in_dtype == "f16" else ("bf16_cvt", L["hfma2"])
+                else:
+                    pipe, lat = "alu", L["alu"]
         elif unit == U.FP64:
             pipe, lat = "fp64", L["dfma"]
         elif unit == U.SFU:
@@ -262,7 +273,7 @@ class SMRun:
     warps: int
     cta_end: list
     slices: list
-    l2_seq: list = None         # this SM's L2 accesses in order: (key, bytes, load sectors missing L1)
+    l2_seq: list = None         # this SM's L2 accesses in order: (key, bytes, load sectors missing L1, bytes stored)
     l2_work: float = 0.0        # L2 work in bytes of reads that hit (stores weighted by their cost there)
 
 
@@ -306,6 +317,7 @@ class SM:
                     for _ in range(4)]
         for d in self.sub:
             d["mma"] = d.pop("mma_sync")
+            d["bf16_cvt"] = Unit("bf16_cvt", pp["fp16"])    # [assumed] cvt.f32.bf16 (op_facts)
         self.index = sm_index
         self.unit_slices: list = []
         self.current: list = [None]
@@ -429,6 +441,8 @@ class SM:
         leaders = self.leaders
         heap: list = []
         sp_free = [0.0] * 4
+        halves = [[0.0, 0.0] for _ in range(4)]   # per sub-partition: when each FMA half is free
+        half_occ = P.pipes["fma"] * 2.0            # an FP32-rate op holds one half for 2 x pipes.fma
         live = []            # per CTA slot: warps not finished
         parked: dict = {}    # cta -> [(warp, arrival)]
         cta_end = [0.0] * len(ctas)
@@ -561,23 +575,43 @@ class SM:
             if trace:
                 tcur[0] = op                            # names the unit slices of this issue
             pn = op.pipe
+            hv = None                                   # the FMA pipe's two halves, when op uses them
             if pn is None or free:
                 u = None
+            elif pn == "fma" or pn == "fp16":
+                # the FMA pipe: two 16-lane halves per sub-partition. An FP32-rate op (FFMA, IMAD,
+                # HADD2.F32) takes the half that frees first for 2 clk; a packed fp16 op (HFMA2) takes
+                # both for 2 clk (fma_halves)
+                u = sub[sp][pn]
+                hv = halves[sp]
+                fa = (hv[0] if hv[0] <= hv[1] else hv[1]) if pn == "fma" else (hv[0] if hv[0] >= hv[1] else hv[1])
             elif pn == "int":
                 # ptxas puts simple integer ops on whichever of the ALU and FMA pipes has room
-                # (IADD3/MOV or IMAD.IADD/IMAD.MOV): the ALU when it is free, else the first free
-                a_, f_ = sub[sp]["alu"], sub[sp]["fma"]
-                u = a_ if a_.free_at <= max(r, f_.free_at) else f_
+                # (IADD3/MOV or IMAD.IADD/IMAD.MOV): the ALU when it is free, else the FMA half that
+                # frees first
+                a_, hv = sub[sp]["alu"], halves[sp]
+                fa = hv[0] if hv[0] <= hv[1] else hv[1]
+                if a_.free_at <= max(r, fa):
+                    u, hv = a_, None
+                else:
+                    u = sub[sp]["fma"]
             else:
                 u = sub[sp][pn]
-            if u is not None and u.free_at > r:
-                add("math_pipe_throttle" if op.pipe != "lsu" else "mio_throttle", u.free_at - r)
-                if tok and slot_wait[sp]:
-                    heappush(heap, (u.free_at, since, g))
-                    item = heappushpop(heap, (sp_free[sp], slot_wait[sp][0][1], -1 - sp, ver[sp]))
-                else:
-                    item = heappushpop(heap, (u.free_at, since, g))
-                continue
+            if u is not None:
+                if hv is None:
+                    fa = u.free_at
+                if fa > r:
+                    add("math_pipe_throttle" if op.pipe != "lsu" else "mio_throttle", fa - r)
+                    if pn == "fp16":
+                        # a packed fp16 op waiting for the FMA pipe claims it: the free half stays
+                        # idle until the other frees (FP32 ops of other warps do not pass it)
+                        hv[0] = hv[1] = fa
+                    if tok and slot_wait[sp]:
+                        heappush(heap, (fa, since, g))
+                        item = heappushpop(heap, (sp_free[sp], slot_wait[sp][0][1], -1 - sp, ver[sp]))
+                    else:
+                        item = heappushpop(heap, (fa, since, g))
+                    continue
             if acc is not None and not free:
                 wait, why = r, None
                 for part in acc:
@@ -632,6 +666,16 @@ class SM:
                 u.free_at = t + occ
                 u.busy += occ
                 u.work += 1
+                if hv is not None:                      # on the FMA pipe's halves (above)
+                    if pn == "fp16":
+                        hv[0] = hv[1] = t + occ
+                        fu = sub[sp]["fma"]
+                        fu.busy += occ                  # the FMA pipe's busy time holds its fp16 work
+                        fu.work += 1
+                    elif hv[0] <= hv[1]:
+                        hv[0] = t + half_occ
+                    else:
+                        hv[1] = t + half_occ
             done, cause = t + op.lat, op.cause
             after = t if free else t + 1.0
             after_cause = None
@@ -659,8 +703,14 @@ class SM:
                     elif space == "g":
                         # the L1 t-stage looks up one 128-byte line per clock (a warp access
                         # costs its distinct lines; atomics pass at 4 sectors per clock)
-                        if kind == "store":         # (lines, partly written sectors); a bare count: lines
-                            nl, npart = extra if type(extra) is tuple else (extra, 0)
+                        skey = None
+                        if kind == "store":         # (lines, partly written sectors[, key]); a bare count: lines
+                            if type(extra) is tuple:
+                                nl, npart = extra[0], extra[1]
+                                if len(extra) > 2 and extra[2] >= 0:
+                                    skey = extra[2]
+                            else:
+                                nl, npart = extra, 0
                             nl = nl or 1
                         else:
                             nl = (len(extra) or 1) if kind in ("load", "async_load") else cost * 0.25
@@ -684,9 +734,9 @@ class SM:
                                 l2_sec += miss
                                 l2_ld += miss
                                 self.l2_work += miss * 32
-                                # for the L2 reuse distances (sim.timing.h200.capacity_misses): an
+                                # for the L2 reuse distances (sim.timing.h200.l2_capacity): an
                                 # access is known by its first line
-                                self.l2_seq.append((extra[0] if extra else pc, cost * 32, miss))
+                                self.l2_seq.append((extra[0] if extra else pc, cost * 32, miss, 0))
                                 s2 = l2.reserve(s0, miss * 32)
                                 sd = dram.reserve(s2, miss * 32 * (1.0 - self.l2_hit)) if self.l2_hit < 1 else s2
                                 d = s2 + l2_lat + miss_extra + (sd - s2)
@@ -706,7 +756,9 @@ class SM:
                                 done, cause = max(done, d), "long_scoreboard"
                         elif kind == "store":
                             l2_sec += cost
-                            self.l2_seq.append((None, cost * 32, 0))     # stores: new lines taking space
+                            # stores: the lines they make dirty (by their first line, as a load's key;
+                            # keyless: new lines taking space), for the write-backs (sim.timing.h200)
+                            self.l2_seq.append((skey, cost * 32, 0, cost * 32))
                             wb = self.w_line * nl + self.w_sector * (cost - npart) + self.w_partial * npart
                             self.l2_work += wb
                             s2 = l2.reserve(s0, wb)

@@ -7,9 +7,10 @@ warp id (``cta * warps_per_cta + warp``), in ``seq`` order, as one :class:`WarpS
 
 * global/local loads, stores, atomics: ``cost`` = 32-byte sectors the warp touches
   (:func:`sim.memory.banks.global_sectors`); ``extra`` = the 128-byte lines of a load (a tuple of
-  ``line * 16 + sector mask``, for the sectored L1 model), a store's ``(lines, partial)``: the 128-byte
-  lines it touches and the sectors it writes only part of (the L2 merges those bytes into the sector:
-  ``hierarchy.l2_write_partial_cycles``), or, for an atomic, the most lanes
+  ``line * 16 + sector mask``, for the sectored L1 model), a store's ``(lines, partial, key)``: the 128-byte
+  lines it touches, the sectors it writes only part of (the L2 merges those bytes into the sector:
+  ``hierarchy.l2_write_partial_cycles``) and its first line encoded as a load's (the dirty line's key in
+  the L2 reuse distances: DRAM write-backs), or, for an atomic, the most lanes
   that hit one address (same-address serialisation);
 * shared memory: ``cost`` = wavefronts, ``extra`` = the ideal wavefronts
   (:func:`sim.memory.banks.shared_costs`; ldmatrix and wgmma descriptors included).
@@ -25,6 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from sim.arrays import distinct
 from sim.memory.banks import event_global_sectors, event_shared_costs
 
 
@@ -34,7 +36,7 @@ class Access(NamedTuple):
     space: str          # "g" global or local, "s" shared, "c" constant or parameter
     kind: str           # "load", "store", "atomic", "async_load", "async_store"; "merged": inside a vector load
     cost: int           # g: 32-byte sectors; s: wavefronts
-    extra: object       # g: a load's 128-byte lines (tuple of line * 16 + sector mask), a store's (line count, partly written sectors), an atomic's most
+    extra: object       # g: a load's 128-byte lines (tuple of line * 16 + sector mask), a store's (line count, partly written sectors, first line key), an atomic's most
     #                     lanes on one address; s: the conflict-free wavefronts; merged: the leader pc
 
 
@@ -128,7 +130,7 @@ class WarpStreams:
                 secs = event_global_sectors(p, p.width, act)
                 self.global_sectors += int(np.sum(secs))
                 a = p.addresses.astype(np.int64)
-                ids = np.unique(a[act] >> 5)
+                ids = distinct(a[act] >> 5)
                 (self.write_sectors if kind == "store" else self.read_sectors).append(ids)
                 if kind == "atomic":
                     self.write_sectors.append(ids)
@@ -140,7 +142,7 @@ class WarpStreams:
                     # time of one hot word, 472,840-473,463 cycles against 472,913)
                     hot = self.atomic_counts
                     for row, m, cta in zip(a, act, np.broadcast_to(p.ctas, (len(a),)).tolist()):
-                        u, c = np.unique(row[m], return_counts=True)
+                        u, c = distinct(row[m], return_counts=True)
                         ops: dict = {}
                         for x, n in zip((u >> 5).tolist(), c.tolist()):
                             if n > ops.get(x, 0):
@@ -156,9 +158,11 @@ class WarpStreams:
                     extra = [_max_same(a[i][act[i]]) for i in range(len(a))]
                 elif kind in ("load", "async_load"):
                     extra = _line_sectors(np.where(act, a >> 5, -1))
-                else:                   # stores: (128-byte lines they touch, sectors they write only partly)
+                else:                   # stores: (128-byte lines they touch, sectors they write only partly,
+                    #                              their first line as a load's: the L2 key of the dirty line)
                     extra = list(zip(_distinct_per_row(np.where(act, a >> 7, -1)).tolist(),
-                                     _partial_sectors(a, act, p.width).tolist()))
+                                     _partial_sectors(a, act, p.width).tolist(),
+                                     _first_line(np.where(act, a >> 5, -1)).tolist()))
                 costs = list(map(Access._make, zip(repeat(sp), repeat(kind), secs.tolist(), extra)))
             else:
                 costs = [Access(sp, kind, 1, 0)] * len(p.warps)
@@ -251,13 +255,13 @@ class WarpStreams:
         over those seen) but at most each touched buffer's size (``bases``/``ends``: byte addresses)."""
         out = []
         for lst in (self.read_sectors, self.write_sectors):
-            ids = np.unique(np.concatenate(lst)) if lst else np.zeros(0, np.int64)
+            ids = distinct(np.concatenate(lst)) if lst else np.zeros(0, np.int64)
             if bases is None or not len(ids):
                 out.append(float(len(ids)) * scale)
                 continue
             k = np.searchsorted(np.asarray(bases, np.int64) >> 5, ids, side="right") - 1
             tot = 0.0
-            for b in np.unique(k):
+            for b in distinct(k):
                 n = int(np.count_nonzero(k == b))
                 cap = (int(ends[b]) - int(bases[b]) + 31) // 32 if b >= 0 else n
                 tot += min(n * scale, max(cap, n))
@@ -270,10 +274,29 @@ class WarpStreams:
         sector read is alone in its granule (a sampled launch gives the same ratio as the whole)."""
         if not self.read_sectors or granule_sectors <= 1:
             return 1.0
-        ids = np.unique(np.concatenate(self.read_sectors))
+        ids = distinct(np.concatenate(self.read_sectors))
         if not len(ids):
             return 1.0
-        return granule_sectors * len(np.unique(ids // granule_sectors)) / len(ids)
+        return granule_sectors * len(distinct(ids // granule_sectors)) / len(ids)
+
+    def dram_time_factor(self, granule_sectors: int = 2, line_overhead: float = 0.0, line_sectors: int = 4) -> float:
+        """DRAM time per distinct sector read, in units of 32 bytes at the DRAM bandwidth, when the
+        DRAM moves ``granule_sectors`` aligned sectors at a time and each 128-byte line it fetches
+        costs ``line_overhead`` bytes beside its granules (hierarchy.dram_line_overhead), scaled so
+        that a line fetched whole costs its 128 bytes (the bandwidth was measured on dense copies): a
+        line of which one 64-byte granule is read costs (64 + o) / (128 + o) of a whole one, not half.
+        With no overhead this is :meth:`granule_factor`."""
+        if not self.read_sectors or granule_sectors <= 1:
+            return 1.0
+        ids = distinct(np.concatenate(self.read_sectors))
+        if not len(ids):
+            return 1.0
+        gbytes = 32 * granule_sectors
+        grans = distinct(ids // granule_sectors)
+        lines = len(distinct(grans // max(1, line_sectors // granule_sectors)))
+        full = 32 * line_sectors
+        cost = (gbytes * len(grans) + line_overhead * lines) * full / (full + line_overhead)
+        return cost / (32 * len(ids))
 
 
 def _distinct_lines(keys: np.ndarray) -> list[tuple]:
@@ -324,6 +347,20 @@ def _distinct_per_row(keys: np.ndarray) -> np.ndarray:
     return (new & (s >= 0)).sum(axis=1)
 
 
+def _first_line(sectors: np.ndarray) -> np.ndarray:
+    """Per row of 32-byte sector ids (negative = inactive lane): the lowest 128-byte line it touches,
+    encoded as a load's first line is (``line * 16 + sector mask``, :func:`_line_sectors`), so that a
+    store and a load of the same bytes are one key in the L2 reuse distances; -1 for an empty row."""
+    if sectors.shape[1] == 0:
+        return np.full(len(sectors), -1, np.int64)
+    big = np.iinfo(np.int64).max
+    lo = np.where(sectors >= 0, sectors, big).min(axis=1)
+    line = np.where(lo == big, -1, lo >> 2)
+    inl = (sectors >= 0) & ((sectors >> 2) == line[:, None])
+    mask = np.bitwise_or.reduce(np.where(inl, np.left_shift(1, sectors & 3), 0), axis=1)
+    return np.where(line >= 0, line * 16 + mask, -1)
+
+
 def _partial_sectors(a: np.ndarray, act: np.ndarray, width: int) -> np.ndarray:
     """Per row of byte addresses (one row per warp, ``act`` its active lanes, each lane writing ``width``
     bytes): the 32-byte sectors the row writes only part of (fewer than 32 distinct bytes; lanes writing
@@ -334,8 +371,8 @@ def _partial_sectors(a: np.ndarray, act: np.ndarray, width: int) -> np.ndarray:
     if n == 0 or a.shape[1] == 0 or w >= 32:
         return np.zeros(n, np.int64)
     rows = np.broadcast_to(np.arange(n)[:, None], a.shape)[act]
-    keys = np.unique(rows.astype(np.int64) * (1 << 44) + (a[act] & ((1 << 44) - 1)))   # distinct (row, address)
-    sec, cnt = np.unique(keys >> 5, return_counts=True)                                   # per (row, sector)
+    keys = distinct(rows.astype(np.int64) * (1 << 44) + (a[act] & ((1 << 44) - 1)))   # distinct (row, address)
+    sec, cnt = distinct(keys >> 5, return_counts=True)                                   # per (row, sector)
     part = sec[cnt * w < 32] >> 39                                                         # their rows
     return np.bincount(part, minlength=n).astype(np.int64)
 
@@ -343,7 +380,7 @@ def _partial_sectors(a: np.ndarray, act: np.ndarray, width: int) -> np.ndarray:
 def _max_same(a: np.ndarray) -> int:
     if a.size == 0:
         return 0
-    _, c = np.unique(a, return_counts=True)
+    _, c = distinct(a, return_counts=True)
     return int(c.max())
 
 

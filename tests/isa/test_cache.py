@@ -108,6 +108,36 @@ def test_the_code_version_follows_every_source_file(tmp_path):
     assert cache.tree_digest(tmp_path, ["pkg"]) not in (d0, d1, d2)   # a new file
 
 
+def _walk_digest(top, packages) -> str:
+    """tree_digest as it was written with os.walk (the reference its os.scandir walk keeps to)."""
+    h = cache.blake2b(digest_size=16)
+    for pkg in packages:
+        for dirpath, dirnames, filenames in os.walk(top / pkg):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            rel = os.path.relpath(dirpath, top)
+            for name in sorted(filenames):
+                if name.endswith((".pyc", ".pyo")):
+                    continue
+                st = os.stat(os.path.join(dirpath, name))
+                h.update(f"{rel}/{name}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def test_the_code_digest_is_that_of_a_sorted_walk(tmp_path):
+    """Same digest as os.walk's sorted top-down walk (so keys written before stay valid): on the
+    packages' real trees and on one with nested folders, names that sort across case and
+    punctuation, bytecode, and a linked folder (listed, not entered) and file."""
+    assert cache.tree_digest(ROOT, ["isa", "sim", "analyzer"]) == _walk_digest(ROOT, ["isa", "sim", "analyzer"])
+    pkg = tmp_path / "pkg"
+    for d in ("a", "a_b", "B", "a/z", "a/z/deep", "__pycache__", "a/__pycache__"):
+        (pkg / d).mkdir(parents=True, exist_ok=True)
+    for f in ("a.py", "A.py", "a_b.py", "a/z/deep/x.lark", "a/z/y.py", "a/m.pyc", "__pycache__/q.py", "B/k.toml"):
+        (pkg / f).write_text(f)
+    (pkg / "link_dir").symlink_to(pkg / "a")
+    (pkg / "link.py").symlink_to(pkg / "a.py")
+    assert cache.tree_digest(tmp_path, ["pkg"]) == _walk_digest(tmp_path, ["pkg"])
+
+
 @pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "empty"])
 def test_a_damaged_entry_is_a_miss_and_is_replaced(kc, monkeypatch, damage):
     want = isa.loads(SRC, "k.ptx")

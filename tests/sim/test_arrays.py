@@ -25,6 +25,21 @@ def test_distinct_is_np_unique(seed):
     assert got.dtype == want.dtype and got.tolist() == want.tolist()
 
 
+@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("return_index, return_counts", [(True, False), (False, True), (True, True)])
+def test_distinct_with_first_indices_and_counts_is_np_unique(seed, return_index, return_counts):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-5, 40, size=int(rng.integers(0, 300)), dtype=np.int64)
+    if seed % 3 == 1:
+        a = a.astype(np.uint32)
+    if seed % 3 == 2:
+        a = a.reshape(-1, 1) if a.size % 2 else a
+    got = distinct(a, return_index=return_index, return_counts=return_counts)
+    want = np.unique(a, return_index=return_index, return_counts=return_counts)
+    assert len(got) == len(want) == 1 + return_index + return_counts
+    assert all(g.dtype == w.dtype and g.tolist() == w.tolist() for g, w in zip(got, want))
+
+
 def test_distinct_of_small_and_nested_inputs():
     assert distinct(np.array([], np.int32)).tolist() == []
     assert distinct(np.array([7])).tolist() == [7]

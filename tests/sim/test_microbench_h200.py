@@ -19,9 +19,12 @@ MB = EXAMPLES / "microbench"
 MANIFEST = json.loads((MB / "manifest.json").read_text())
 # the first run (examples/h200/microbench.json) and the L2/DRAM sweep with the HFMA2/atomic variants
 # (examples/h200/l2_sweep/microbench.json, bench/device/l2_sweep_truth.sh) and the memory sweep
-# (examples/h200/mem_sweep/microbench.json, bench/device/mem_sweep_truth.sh): one truth per manifest entry
+# (examples/h200/mem_sweep/microbench.json, bench/device/mem_sweep_truth.sh) and the FMA-pipe mixes with the
+# atomic address x spacing sweep (examples/h200/pipe_atomic/microbench.json, bench/device/pipe_atomic_truth.sh):
+# one truth per manifest entry
 TRUTH = {k: v for f in (EXAMPLES / "h200" / "microbench.json", EXAMPLES / "h200" / "l2_sweep" / "microbench.json",
-                        EXAMPLES / "h200" / "mem_sweep" / "microbench.json")
+                        EXAMPLES / "h200" / "mem_sweep" / "microbench.json",
+                        EXAMPLES / "h200" / "pipe_atomic" / "microbench.json")
          for k, v in json.loads(f.read_text())["launches"].items()}
 
 

@@ -36,7 +36,7 @@ A NaN or infinite term gives the IEEE float32 sum.
 
 from __future__ import annotations
 
-import threading
+from _thread import _local as thread_local   # threading.local itself, without threading's import
 
 import numpy as np
 
@@ -197,7 +197,7 @@ def _reduce_k(x: np.ndarray, op) -> np.ndarray:
     return x[:, :, 0]
 
 
-_SCRATCH = threading.local()
+_SCRATCH = thread_local()
 
 
 def _scratch(name: str, shape: tuple, dtype) -> np.ndarray:

@@ -46,3 +46,37 @@ def test_a_different_scalar_or_size_decodes_again_and_problems_do_not_leak():
     out = np.zeros(64, np.uint32)
     again = sim.run_kernel(module, "k", 1, 64, [out, inp, np.int32(5)])
     assert again.problems == [] and out.tolist() == (inp * 5 + np.arange(64)).tolist()
+
+
+def test_a_cached_machine_keeps_its_decoding_not_its_last_launchs_memory():
+    """The cache holds decoded programs only: after the run, global memory, listeners (the timing
+    model's event streams) and the race shadows are dropped; a bench that ran every microbenchmark in
+    one process grew to 8 GB and was killed when each cached machine kept its launch's buffers."""
+    from sim.ptx import run as runmod
+
+    module = isa.loads(ptx(BODY))
+    inp = np.arange(64, dtype=np.uint32)
+    out = np.zeros(64, np.uint32)
+    sim.run_kernel(module, "k", 1, 64, [out, inp, np.int32(3)], timing="h200")
+    (M,) = runmod._DECODED[id(module)][1].values()
+    assert M.gmem is None and M.listeners == [] and M.all_listeners == []
+    assert M.order is None or getattr(M.order, "w_who", None) is None
+    out = np.zeros(64, np.uint32)
+    res = sim.run_kernel(module, "k", 1, 64, [out, inp, np.int32(3)], timing="h200")   # relaunch after release
+    assert out.tolist() == (inp * 3 + np.arange(64)).tolist() and res.timing["cycles"] > 0
+
+
+def test_the_decoded_machines_go_with_their_module():
+    import gc
+    import weakref
+
+    from sim.ptx import run as runmod
+
+    module = isa.loads(ptx(BODY))
+    sim.run_kernel(module, "k", 1, 64, [np.zeros(64, np.uint32), np.arange(64, dtype=np.uint32), np.int32(3)])
+    mid = id(module)
+    (M,) = runmod._DECODED[mid][1].values()
+    gone = weakref.ref(M)
+    del M, module
+    gc.collect()
+    assert gone() is None and mid not in runmod._DECODED

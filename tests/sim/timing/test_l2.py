@@ -73,6 +73,21 @@ def test_dram_moves_64_byte_granules():
     assert t64["dram_cycles"] == pytest.approx(2 * t32["dram_cycles"], rel=0.02)
 
 
+def test_a_line_read_one_granule_of_costs_dram_time_beside_its_bytes():
+    # one sector per 128-byte line (128-byte stride) or two granules of each line (64-byte stride):
+    # the same DRAM bytes (64 per sector), but a line fetched for one granule costs (64 + o) / (128 + o)
+    # of a whole line's DRAM time (h200.toml hierarchy.dram_line_overhead o: strided_load_32 is 12 %
+    # slower than strided_load_16 on the H200 for the same 34.6 MB); dense reads keep their time
+    from sim.timing.sm import load_params
+
+    o = load_params().hier["dram_line_overhead"]
+    assert o > 0
+    t32, t64, t128 = (_run_strided(s) for s in (32, 64, 128))
+    assert t128["memory"]["dram_bytes_read"] == pytest.approx(t64["memory"]["dram_bytes_read"])
+    assert t128["dram_cycles"] == pytest.approx(t64["dram_cycles"] * 2 * (64 + o) / (128 + o), rel=0.01)
+    assert t64["dram_cycles"] == pytest.approx(2 * t32["dram_cycles"], rel=0.02)
+
+
 def test_ncu_l2_hit_rate_counts_the_two_partitions():
     from sim.timing.h200 import ncu_l2_hit_rate
 
@@ -202,3 +217,92 @@ def test_partial_sectors_count_the_bytes_each_sector_gets():
     half = act.copy()
     half[0, 16:] = False                                                            # 16 lanes x 4 B: 2 whole
     assert _partial_sectors(np.stack([4096 + 4 * lanes, 4096 + 4 * lanes]), np.vstack([half, act]), 4).tolist() == [0, 0]
+
+
+def test_dirty_write_backs_on_a_hand_made_sequence():
+    # (key, bytes, load sectors, bytes stored): the L2 keeps everything re-touched within 100 bytes,
+    # nothing beyond 200 (linear between)
+    from sim.timing.h200 import dirty_write_backs
+
+    full, none = 100.0, 200.0
+    # a line stored, 150 bytes of other lines, stored again: half the time it was evicted (written
+    # back) in between; at the end 0 bytes follow it: it stays dirty
+    seq = [("a", 32, 0, 32), ("b", 150, 1, 0), ("a", 32, 0, 32)]
+    wb, left = dirty_write_backs(seq, 1.0, full, none)
+    assert wb == pytest.approx(16.0) and left == pytest.approx(32.0 + 150.0 * 0.0)
+    # scaled to the chip (ratio 2: 300 bytes between) the first copy is always written back, and
+    # the last one stays (nothing after it)
+    wb, left = dirty_write_backs(seq, 2.0, full, none)
+    assert wb == pytest.approx(32.0) and left == pytest.approx(32.0)
+    # a load does not dirty its line; a stored line followed by 150 bytes to the end: half written back
+    wb, left = dirty_write_backs([("a", 32, 0, 32), ("b", 150, 1, 0)], 1.0, full, none)
+    assert wb == pytest.approx(16.0) and left == pytest.approx(16.0)
+    # a load of a dirty line keeps it dirty (no write-back) when it is still there
+    wb, left = dirty_write_backs([("a", 32, 0, 32), ("a", 32, 1, 0), ("c", 250, 1, 0)], 1.0, full, none)
+    assert wb == pytest.approx(32.0) and left == pytest.approx(0.0)
+    # a store without a key is a new dirty line never touched again
+    wb, left = dirty_write_backs([(None, 64, 0, 64), ("b", 150, 1, 0)], 1.0, full, none)
+    assert wb == pytest.approx(32.0) and left == pytest.approx(32.0)
+
+
+def _rewrite(passes: int, floats_per_thread: int) -> str:
+    """Every thread stores its ``floats_per_thread`` floats (grid-stride, coalesced) ``passes`` times."""
+    body = "\n".join(f"""    mad.lo.s32 %r8, %r7, {k}, %r4;
+    mul.wide.u32 %rd3, %r8, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    st.global.f32 [%rd4], %f1;""" for k in range(floats_per_thread))
+    return f""".version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out)
+{{
+    .reg .f32 %f<4>; .reg .b32 %r<16>; .reg .b64 %rd<8>; .reg .pred %p<2>;
+    ld.param.u64 %rd2, [out];
+    cvta.to.global.u64 %rd2, %rd2;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mov.u32 %r5, %nctaid.x;
+    mul.lo.s32 %r7, %r5, %r3;
+    mad.lo.s32 %r4, %r2, %r3, %r1;
+    mov.f32 %f1, 0f3F800000;
+    mov.u32 %r9, 0;
+LOOP:
+{body}
+    add.s32 %r9, %r9, 1;
+    setp.lt.s32 %p1, %r9, {passes};
+    @%p1 bra LOOP;
+    ret;
+}}
+"""
+
+
+def test_dram_writes_are_the_dirty_lines_the_l2_evicts(monkeypatch):
+    # 132 x 256 threads x 16 floats = 2.06 MiB stored 3 times. The L2 (h200.toml l2_reuse_*: 30 MiB
+    # and more) keeps every dirty line to the end: no DRAM write while the kernel runs (ncu
+    # copy_cg_8m, 16 MiB footprint: 3.3 kB). With the L2's window shrunk below the buffer, every pass
+    # but the last is evicted before the next one stores again (written back: 2 x the buffer) and of
+    # the last pass what is touched within the window of the end stays dirty
+    import dataclasses
+
+    import sim.timing.h200 as T
+
+    grid, block, per, passes = 132, 256, 16, 3
+    foot = grid * block * per * 4
+
+    def run():
+        buf = np.zeros(grid * block * per, np.float32)
+        r = sim.run_kernel(isa.loads(_rewrite(passes, per)), "k", grid, block, [buf], timing="h200", sample="auto")
+        assert np.all(buf == 1.0)
+        return r.timing
+
+    base = run()
+    assert base["memory"]["dram_bytes_write"] == pytest.approx(0.0, abs=1.0)
+    mib = 2 ** 20
+    P0 = T.load_params("h200")
+    P = dataclasses.replace(P0, hier={**P0.hier, "l2_reuse_full": 0.25 * mib, "l2_reuse_none": 0.5 * mib})
+    monkeypatch.setattr(T, "load_params", lambda name="h200", P=P: P)
+    t = run()
+    left = 0.25 * mib + 0.5 * 0.25 * mib        # the last 0.25 MiB, half of the 0.25 MiB before it
+    assert t["memory"]["dram_bytes_write"] == pytest.approx(passes * foot - left, rel=0.03)
+    assert t["dram_cycles"] > base["dram_cycles"]
