@@ -211,6 +211,4 @@ class AddressOrigins:
 
 
 def _walk_variables(fn: Function):
-    from isa.ir import walk
-
-    return [v for v in walk(fn.body or ()) if isinstance(v, Variable)]
+    return fn.variables

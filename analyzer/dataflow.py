@@ -55,11 +55,24 @@ def _as_bool(v):
 
 
 def thread_indices(block: tuple[int, int, int]) -> dict[str, np.ndarray]:
-    """``%tid.x/y/z`` and ``%laneid`` of every thread of one CTA (object arrays of ints)."""
-    bx, by, bz = block
-    t = np.arange(bx * by * bz, dtype=np.int64)
-    out = {"x": t % bx, "y": (t // bx) % by, "z": t // (bx * by), "lane": t % 32}
-    return {k: v.astype(object) for k, v in out.items()}
+    """``%tid.x/y/z`` and ``%laneid`` of every thread of one CTA (object arrays of ints, read-only:
+    made once per block shape, every guard on the thread index of every kernel reads them)."""
+    block = tuple(block)
+    got = _THREADS.get(block)
+    if got is None:
+        bx, by, bz = block
+        t = np.arange(bx * by * bz, dtype=np.int64)
+        out = {"x": t % bx, "y": (t // bx) % by, "z": t // (bx * by), "lane": t % 32}
+        got = {k: v.astype(object) for k, v in out.items()}
+        for v in got.values():
+            v.flags.writeable = False
+        if len(_THREADS) >= 16:
+            _THREADS.clear()
+        _THREADS[block] = got
+    return dict(got)
+
+
+_THREADS: dict[tuple, dict[str, np.ndarray]] = {}
 
 
 def _type(ins: Instruction) -> str | None:

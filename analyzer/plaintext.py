@@ -60,6 +60,20 @@ class Table:
 
 def _simple(s: str) -> bool:
     """One line of plain text that rich prints as it is (one cell per character, no markup)."""
+    got = _SIMPLE.get(s)
+    if got is None:
+        got = _simple_text(s)
+        if len(_SIMPLE) >= 1 << 15:
+            _SIMPLE.clear()
+        _SIMPLE[s] = got
+    return got
+
+
+#: cell text -> :func:`_simple_text` (the report's cells repeat: class names, counts, opcodes)
+_SIMPLE: dict[str, bool] = {}
+
+
+def _simple_text(s: str) -> bool:
     t = s.replace("≈", "")
     if not (t.isascii() and t.isprintable()) or "[" in s:
         return False
@@ -73,9 +87,13 @@ def _simple(s: str) -> bool:
 def _wrap(s: str, width: int) -> list[str]:
     """``s`` broken into lines as rich's ``Text.wrap`` breaks it (words, long ones folded; trailing
     spaces kept where they fit)."""
-    from rich._wrap import divide_line
+    t = s.replace("≈", "")
+    if t.isascii() and t.isprintable():
+        cuts = [0, *_divide(s, width), len(s)]
+    else:                                       # pragma: no cover - _simple text is one of these
+        from rich._wrap import divide_line
 
-    cuts = [0, *divide_line(s, width), len(s)]
+        cuts = [0, *divide_line(s, width), len(s)]
     lines = []
     for a, b in zip(cuts, cuts[1:]):
         piece = s[a:b]
@@ -84,6 +102,38 @@ def _wrap(s: str, width: int) -> list[str]:
             piece = piece[: len(piece) - min(tail, len(piece) - width)][:width]
         lines.append(piece)
     return lines
+
+
+_WORD = re.compile(r"\s*\S+\s*")      # rich._wrap's word: blanks, the word, blanks after it
+
+
+def _divide(text: str, width: int) -> list[int]:
+    """Where rich's ``divide_line(text, width)`` breaks a text whose every character is one cell
+    wide (printable ASCII and ``≈``): the same steps, with ``len`` for rich's cell lengths (and its
+    fold of a word longer than the line into pieces of ``width`` characters)."""
+    breaks: list[int] = []
+    offset = 0
+    m = _WORD.match(text, 0)
+    while m is not None:
+        start, end = m.span()
+        word = m.group(0)
+        length = len(word.rstrip())
+        if width - offset >= length:
+            offset += len(word)
+        elif length > width:
+            pieces = [word[k:k + width] for k in range(0, len(word), width)]
+            for k, piece in enumerate(pieces):
+                if start:
+                    breaks.append(start)
+                if k == len(pieces) - 1:
+                    offset = len(piece)
+                else:
+                    start += len(piece)
+        elif offset and start:
+            breaks.append(start)
+            offset = len(word)
+        m = _WORD.match(text, end)
+    return breaks
 
 
 class Console:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from isa.errors import InputError
 from isa.ir import (Address, Function, Immediate, Instruction, Module, OperandList, Register, RegisterDecl, Symbol,
-                    Variable, Vector, walk)
+                    Vector)
 from isa.ptx.semantics import describe as describe_ptx
 from isa.semantics import OpInfo, Scope
 from isa.semantics import describe as describe_any
@@ -396,7 +396,7 @@ class KernelReport:
     @property
     def shared(self) -> dict:
         static, dynamic, names = 0, False, []
-        local_vars = [v for v in walk(self.function.body or ()) if isinstance(v, Variable)]
+        local_vars = list(self.function.variables)
         all_vars = self.module._variables
         module_vars = []
         if all_vars:                  # the ones it names, in module order
@@ -415,8 +415,7 @@ class KernelReport:
 
     @property
     def local_bytes(self) -> int:
-        return sum(v.size_bytes or 0 for v in walk(self.function.body or ()) if isinstance(v, Variable)
-                   and v.space == "local")
+        return sum(v.size_bytes or 0 for v in self.function.variables if v.space == "local")
 
     # ---- dynamic ----------------------------------------------------------------------------
 
@@ -427,16 +426,26 @@ class KernelReport:
         if self.measured is not None:
             out = [self.measured.get(k, 0) / self.threads for k in range(self._own)]
         else:
-            out = [counts.get(self.cfg.block_of_index[k], 0.0) for k in range(self._own)]
+            out = self._per_block(counts, 0.0)
         for site, sub in self.inlined:
             c = out[site]
             out.extend(c * x for x in sub.instruction_counts())
         return out
 
+    def _per_block(self, by_block: dict, default) -> list:
+        """``by_block``'s value (``default`` where it has none) for each of the function's own
+        instructions: a block's value repeated over its instructions."""
+        blocks = self.cfg.blocks
+        if sum(len(b) for b in blocks) == self._own and all(a.end == b.start for a, b in zip(blocks, blocks[1:])):
+            out: list = []
+            for b in blocks:
+                out.extend([by_block.get(b.id, default)] * len(b))
+            return out
+        return [by_block.get(self.cfg.block_of_index[k], default) for k in range(self._own)]  # pragma: no cover
+
     def instruction_exact(self) -> list[bool]:
         ex = self.estimate.exact
-        out = [True] * self._own if self.measured is not None else \
-            [ex.get(self.cfg.block_of_index[k], False) for k in range(self._own)]
+        out = [True] * self._own if self.measured is not None else self._per_block(ex, False)
         for site, sub in self.inlined:
             e = out[site]
             out.extend(e and x for x in sub.instruction_exact())
@@ -496,6 +505,9 @@ class KernelReport:
         infos = self._work_infos()
         unknown_work = [self.infos[k] for k in self.work_unknown]
         work_exact = all_exact and not unknown_work
+        groups = self._count_groups(infos, counts, exact)
+        if groups is not None:        # the same sums, each term added once per group: exact either way
+            infos, counts, exact = [g[0] for g in groups], [g[1] for g in groups], [g[2] for g in groups]
         work = work_sums(infos, counts)
         flops, int_ops, by_kind = work.flops, work.int_ops, work.by_kind
         nbytes: Counter[str] = Counter()
@@ -574,6 +586,68 @@ class KernelReport:
         }
         out["roofline"] = self.roofline(by_kind, gbytes * scale, scale)
         return out
+
+    def _count_groups(self, infos: list, counts: list, exact: list) -> list | None:
+        """The instructions that execute, grouped by description and exactness, in the order each
+        group first occurs: ``[info, executions summed over its instructions, exact]``; None where
+        the grouped sums might differ from instruction-by-instruction ones in a single bit.
+
+        :meth:`dynamic` sums counts (and counts times an integer work per 1, 32 or 128 threads)
+        into float totals. When every count is a multiple of 1/1024 (whole counts, halves of a
+        branch, ...) and every such term and total stays below 2**34, each is a multiple of 2**-17
+        held exactly (51 bits), so any grouping gives the same bits, and the first key of each total
+        comes first as before (JSON key order, and the order the roofline adds its terms in). A block's instructions share one count: a block is counted
+        with one ``Counter`` of its descriptions, not instruction by instruction."""
+        if self.measured is not None or self.stepped_work is not None:
+            return None
+        own = self._own
+        acc: dict[tuple, list] = {}
+        by_id: dict[int, object] = {}
+        at = 0
+        for b in self.cfg.blocks:
+            if b.start != at:
+                return None
+            at = b.end
+            if b.end == b.start:
+                continue
+            c = counts[b.start]
+            if not c:
+                continue
+            if c.__class__ is not float or not (c * 1024.0).is_integer():
+                return None
+            e = exact[b.start]
+            part = infos[b.start:b.end]
+            ids = list(map(id, part))
+            by_id.update(zip(ids, part))
+            for i, m in Counter(ids).items():
+                got = acc.get((i, e))
+                if got is None:
+                    acc[(i, e)] = [by_id[i], c * m, e]
+                else:
+                    got[1] += c * m
+        if at != own:
+            return None
+        for k in range(own, len(infos)):
+            c = counts[k]
+            if not c:
+                continue
+            if c.__class__ is not float or not (c * 1024.0).is_integer():
+                return None
+            info, e = infos[k], exact[k]
+            got = acc.get((id(info), e))
+            if got is None:
+                acc[(id(info), e)] = [info, c, e]
+            else:
+                got[1] += c
+        bound = 0.0
+        for info, n, _ in acc.values():
+            if info is None:
+                continue
+            sizes = (info.flops, info.int_ops, info.bytes)
+            if any(v.__class__ is not int for v in sizes):
+                return None
+            bound += n * max(1, *map(abs, sizes))
+        return list(acc.values()) if bound < 2.0 ** 34 else None
 
     def roofline(self, by_kind: Counter, global_bytes: float, scale: float) -> dict | None:
         m = self.machine

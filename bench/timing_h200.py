@@ -29,7 +29,9 @@ list against the toml), each fitted on data outside the held-out third:
 * ``dram_line_overhead``: the project's microbenchmark strided_load_32 (examples/h200/microbench.json), no
   corpus kernel;
 * ``l2_read_queue`` (the loaded L2 read latency): the microbenchmarks read_cg_4m_w32 and read_cg_4m
-  (examples/h200/mem_sweep, examples/h200/l2_sweep), no corpus kernel.
+  (examples/h200/mem_sweep, examples/h200/l2_sweep), no corpus kernel;
+* ``atomic_line_parallel``: the project's atomic sweep microbenchmark atomic_spacing_4x32
+  (examples/h200/pipe_atomic), no corpus kernel.
 
 Other numbers are from ../shared/facts/h200.md, derived from ncu data, or marked ``[assumed]``.
 """

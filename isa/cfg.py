@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from isa.ir import Directive, Function, Instruction, Register, Symbol, walk
+from isa.ir import Directive, Function, Instruction, Register, Symbol
 
 _BRANCH_OPCODES = frozenset({"bra", "brx"})
 _END_OPCODES = frozenset({"ret", "exit", "trap"})
@@ -60,7 +60,7 @@ def branch_tables(fn: Function) -> dict[str, tuple[str, ...]]:
     """The ``.branchtargets`` tables of ``fn``: ``ts: .branchtargets L0, L1, L2;`` gives
     ``{"ts": ("L0", "L1", "L2")}``."""
     out: dict[str, tuple[str, ...]] = {}
-    for s in walk(fn.body or ()):
+    for s in fn.statements:
         if isinstance(s, Directive) and s.name == "branchtargets":
             name, _, rest = s.args.partition(":")
             out[name.strip()] = tuple(x.strip() for x in rest.split(",") if x.strip())

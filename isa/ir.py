@@ -391,16 +391,22 @@ class Function:
     span: Span = _span()
 
     @cached_property
+    def statements(self) -> list[Statement]:
+        """Every statement of the body in order, nested scopes flattened (:func:`walk`, done once:
+        the views below and the analyses read this list)."""
+        return list(walk(self.body or ()))
+
+    @cached_property
     def instructions(self) -> list[Instruction]:
         """Every instruction of the body in program order, nested scopes flattened."""
-        return [s for s in walk(self.body or ()) if isinstance(s, Instruction)]
+        return [s for s in self.statements if isinstance(s, Instruction)]
 
     @cached_property
     def labels(self) -> dict[str, int]:
         """Label name -> index into :attr:`instructions` of the instruction it precedes."""
         out: dict[str, int] = {}
         i = 0
-        for s in walk(self.body or ()):
+        for s in self.statements:
             if isinstance(s, Label):
                 out[s.name] = i
             elif isinstance(s, Instruction):
@@ -409,7 +415,12 @@ class Function:
 
     @cached_property
     def declarations(self) -> list[RegisterDecl | Variable]:
-        return [s for s in walk(self.body or ()) if isinstance(s, (RegisterDecl, Variable))]
+        return [s for s in self.statements if isinstance(s, (RegisterDecl, Variable))]
+
+    @cached_property
+    def variables(self) -> list[Variable]:
+        """The variables declared in the body (``.local``, ``.shared``, call ``.param``), in order."""
+        return [s for s in self.declarations if isinstance(s, Variable)]
 
     @cached_property
     def scope_parents(self) -> dict[int, int]:

@@ -227,6 +227,30 @@ def occupancy_of(module, fn_name: str, state, machine: str = "h200"):
     return occ, regs
 
 
+
+def atomic_serial_cycles(counts: dict, scale: float, lat: dict) -> float:
+    """Chip-wide time of the L2 atomics that go one after the other: the operations to one 32-byte
+    sector at ``atomic_same_address`` each, and those to the hot sectors of one 128-byte line at
+    ``atomic_same_address / atomic_line_parallel`` each (the line's sectors share its slice's unit:
+    examples/h200/pipe_atomic, 2 or 4 hot sectors of a line 1.31-1.33 x one sector's rate, not 2 or
+    4 x). ``counts``: :attr:`sim.timing.streams.WarpStreams.atomic_counts` (sector -> [operations,
+    first CTA, shared by CTAs, pcs]); a sector shared by sampled CTAs is scaled by ``scale``.
+    ``red.global.add.f32 [%rd6], %f1;`` by every warp to 4 words 32 bytes apart (one line):
+    4 x 33,792 operations x 3.47 / 1.31, not 33,792 x 3.47."""
+    c = lat["atomic_same_address"]
+    par = lat.get("atomic_line_parallel", 1.0)
+    worst, lines = 0.0, {}
+    for sector, v in counts.items():
+        n = v[0] * (scale if v[2] else 1.0)
+        worst = max(worst, n * c)
+        ln = lines.setdefault(sector >> 2, [0.0, 0])
+        ln[0] += n
+        ln[1] += 1
+    for n, k in lines.values():
+        if k > 1:
+            worst = max(worst, n * c / min(k, par))
+    return worst
+
 def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | None, sampled: bool,
             gmem=None, machine: str = "h200", trace: bool = False) -> dict:
     t0 = time.perf_counter()
@@ -304,8 +328,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     # address's operations one after the other (scaled from the sample when several sampled CTAs
     # share the address)
     h = max(streams.atomic_counts.values(), key=lambda v: v[0], default=None)
-    hot = 0.0 if h is None else h[0] * (f if sampled and h[2] else 1.0)
-    atomic_cycles = hot * P.lat["atomic_same_address"]
+    atomic_cycles = atomic_serial_cycles(streams.atomic_counts, f if sampled else 1.0, P.lat)
     hot_pcs = frozenset(h[3]) if h is not None and h[2] and len(h) > 3 else frozenset()   # shared by CTAs
     aw = [0.0]                  # the queueing each of those atomics sees at the slice (below)
 
@@ -410,9 +433,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     # same-address atomics serialise at the address's L2 slice, whichever SM sends them: the
     # hottest address's operations one after the other (scaled from the sample when several
     # sampled CTAs share the address)
-    h = max(streams.atomic_counts.values(), key=lambda v: v[0], default=None)
-    hot = 0.0 if h is None else h[0] * (f if sampled and h[2] else 1.0)
-    atomic_cycles = hot * P.lat["atomic_same_address"]
+    atomic_cycles = atomic_serial_cycles(streams.atomic_counts, f if sampled else 1.0, P.lat)
     body = max(sm_cycles, dram_cycles, l2_cycles, atomic_cycles)
     cycles = over + body
     sm_busy = {}

@@ -94,3 +94,53 @@ def test_analysing_a_module_leaves_no_reference_cycles(path, tmp_path):
             gc.enable()
     assert garbage == []
 
+
+
+def _corpus_reports():
+    from analyzer.report import analyze_function
+
+    root = ROOT.parent / "shared" / "corpus" / "ptx"
+    files = sorted(root.glob("*.ptx")) + sorted((ROOT / "examples" / "ptx").rglob("*.ptx"))
+    for f in files:
+        try:
+            m = isa.load(f)
+        except isa.KernlensError:
+            continue
+        for i, fn in enumerate(m.kernels):
+            launch = Launch((4, 2, 1), (128, 1, 1)) if i % 2 else Launch()
+            yield analyze_function(m, fn, launch=launch, params={"0": 1024} if i % 3 == 0 else None)
+
+
+def test_counts_summed_by_group_are_the_counts_summed_by_instruction(monkeypatch):
+    """KernelReport.dynamic sums a block's instructions by description (_count_groups): every
+    figure and every key order of the JSON is the instruction-by-instruction sum's, on every
+    corpus and bundled kernel, with and without a launch shape."""
+    from analyzer.jsontext import dumps
+    from analyzer.report import KernelReport
+
+    from tests.conftest import corpus_or_skip
+
+    corpus_or_skip()
+    grouped = total = 0
+    real = KernelReport._count_groups
+    for r in _corpus_reports():
+        fast = r.dynamic()
+        grouped += real(r, r._work_infos(), r.instruction_counts(), r.instruction_exact()) is not None
+        total += 1
+        monkeypatch.setattr(KernelReport, "_count_groups", lambda self, *a: None)
+        slow = r.dynamic()
+        monkeypatch.setattr(KernelReport, "_count_groups", real)
+        assert dumps(fast) == dumps(slow), r.name
+    assert total > 100 and grouped > total // 2
+
+
+def test_counts_that_could_round_differently_are_summed_instruction_by_instruction():
+    from analyzer.report import KernelReport
+
+    r = next(_corpus_reports())
+    infos, counts, exact = r._work_infos(), r.instruction_counts(), r.instruction_exact()
+    assert KernelReport._count_groups(r, infos, counts, exact) is not None
+    third = [c / 3.0 if c else c for c in counts]          # not a multiple of 1/1024
+    assert any(third) and KernelReport._count_groups(r, infos, third, exact) is None
+    huge = [c * 2.0 ** 40 for c in counts]                  # sums past 2**34
+    assert KernelReport._count_groups(r, infos, huge, exact) is None

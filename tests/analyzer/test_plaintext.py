@@ -68,3 +68,19 @@ def test_the_fallbacks_are_richs(monkeypatch):
     r.print("a :smile: and [red]markup[/red] " * 3, markup=False)
     r.rule("x" * 60)
     assert c.getvalue() == r.getvalue()
+
+
+def test_line_breaks_are_richs_on_words_longer_than_the_line_and_blank_runs():
+    """analyzer.plaintext._divide (the breaks of a line of one-cell characters) is rich's
+    divide_line on generated lines: long words folded, runs of blanks, '≈', every width."""
+    import random
+
+    from rich._wrap import divide_line
+
+    rnd = random.Random(15)
+    alphabet = "ab≈,:-.%()_ " + " " * 4
+    texts = ["", " ", "   leading", "trailing   ", "a" * 50, "x " * 30, "≈ 12,345 executed per thread (estimate)"]
+    texts += ["".join(rnd.choice(alphabet) for _ in range(rnd.randrange(1, 120))) for _ in range(3000)]
+    for text in texts:
+        for width in (1, 2, 3, 7, 16, 40, 64, 110):
+            assert plaintext._divide(text, width) == divide_line(text, width), (text, width)

@@ -186,3 +186,39 @@ def test_every_corpus_instruction_is_described(path):
             assert info.classes and info.classes <= set(CLASSES), (ins.full_opcode, info.classes)
             if ins.opcode in ("ld", "st") and "param" not in ins.modifiers:
                 assert info.bytes > 0, ins.full_opcode
+
+
+def test_descriptions_remembered_by_spelling_still_read_the_operands_that_change_them():
+    """describe() keeps a description per opcode spelling, except for the opcodes whose operands
+    change it (cp.async's size, cp.async.bulk's, wgmma's A from registers or a descriptor)."""
+    from isa.ptx import semantics
+
+    semantics._SPELLED.clear()
+    rd = Register("%rd1")
+    small = describe(_ins("cp.async.ca.shared.global", (Address(rd), Address(rd), Immediate(4))))
+    large = describe(_ins("cp.async.ca.shared.global", (Address(rd), Address(rd), Immediate(16))))
+    assert (small.bytes, large.bytes) == (4, 16)
+    f = Vector(tuple(Register(f"%f{i}") for i in range(4)))
+    w = "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16"
+    by_regs = describe(_ins(w, (f, Vector(tuple(Register(f"%r{i}") for i in range(4))), rd)))
+    by_desc = describe(_ins(w, (f, Register("%rd2"), rd)))
+    assert by_regs != by_desc
+    fma = _ins("fma.rn.f32", (Register("%f1"),) * 4)
+    assert describe(fma) is describe(_ins("fma.rn.f32")) and describe(fma).flops == 2
+    assert semantics._SPELLED[("fma", ("rn", "f32"))][2] is describe(fma)
+
+
+def test_remembered_descriptions_are_the_tables_on_every_corpus_instruction():
+    from isa.ptx import opcodes, semantics
+    from tests.conftest import corpus_or_skip
+
+    corpus_or_skip()
+    root = __import__("pathlib").Path(__file__).resolve().parents[3]
+    n = 0
+    for f in sorted((root.parent / "shared" / "corpus" / "ptx").glob("*.ptx")) + sorted((root / "examples" / "ptx").glob("*.ptx")):
+        for fn in isa.load(f).functions:
+            for ins in fn.instructions:
+                name, mods = opcodes.split(ins)
+                assert describe(ins) == semantics._describe(name, mods, semantics._operand_key(name, ins)), str(ins)
+                n += 1
+    assert n > 10000

@@ -52,3 +52,24 @@ def test_atomics_to_one_sector_serialise_like_one_address():
     assert t[4]["atomic_cycles"] == pytest.approx(n * lat)
     assert t[4]["bound"] == "atomics (same address)"
     assert t[128]["atomic_cycles"] == pytest.approx(n / 8 * lat)
+
+
+def test_hot_sectors_of_one_line_share_its_unit():
+    """4 hot words 32 bytes apart (4 sectors of one 128-byte line): the line's sectors share its
+    slice's atomic unit at atomic_line_parallel (1.31) x one sector's rate (atomic_spacing_4x32:
+    361,574 cycles, one word 472,913), not 4 x; words 128 bytes apart (one per line) do not share."""
+    lat = load_params("h200").lat
+    body = """    shr.u32 %r6, %r4, 5;
+    and.b32 %r6, %r6, 3;
+    mul.wide.u32 %rd5, %r6, {s};
+    add.s64 %rd6, %rd2, %rd5;
+    red.global.add.f32 [%rd6], %f1;"""
+    out = np.zeros(4 * 32, np.float32)
+    n = 264 * 256
+    t = {}
+    for s in (32, 128):
+        r = sim.run_kernel(isa.loads(_kernel(body.format(s=s))), "k", 264, 256, [out, np.uint32(0)], timing="h200",
+                           sample="all")
+        t[s] = r.timing
+    assert t[32]["atomic_cycles"] == pytest.approx(n * lat["atomic_same_address"] / lat["atomic_line_parallel"])
+    assert t[128]["atomic_cycles"] == pytest.approx(n / 4 * lat["atomic_same_address"])
