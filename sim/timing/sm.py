@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from bisect import insort
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -425,6 +426,8 @@ class SM:
                 cyc[cause] = cyc.get(cause, 0.0) + v
         sub = self.sub
         shared, l1, l1d, l2, dram, gmma, sq = self.shared, self.l1, self.l1d, self.l2, self.dram, self.gmma, self.sq
+        sh_own, dpath = shared.own, shared.path      # the data path's shares (shared, l1_data), inlined below
+        ld_own = l1d.own
         l2r = self.l2r
         nregs = 1 + max((max(x.reads + x.writes, default=0) for x in f), default=0)
         streams: list = []   # per warp: its pcs (WarpStream.pcs)
@@ -648,8 +651,79 @@ class SM:
                         if me < bw[0]:
                             heappush(heap, (wait, since, g, 0))
                         heappush(bw, me)
-                    if tok and slot_wait[sp]:
-                        item = heappushpop(heap, (sp_free[sp], slot_wait[sp][0][1], -1 - sp, ver[sp]))
+                    w = slot_wait[sp]
+                    if tok and w and not trace:
+                        # The next waiting warp's token would come straight back from the heap (no
+                        # event before it) while its sub-partition's slot is free at r: its warp is
+                        # tried here, as that token's iteration would, as long as it too finds its
+                        # queue full (about a third of the replay's iterations of the hgemm_cp_async
+                        # perf launch: every warp waiting on the MIO queue is tried once per freed
+                        # entry). Anything else (it issues, its pipe is busy) is left to the token.
+                        bsp = blocked[sp]
+                        while w and sp_free[sp] == r:
+                            since2 = w[0][1]
+                            if heap and heap[0] < (r, since2, -1 - sp, ver[sp]):
+                                break
+                            g2 = w[0][0]
+                            i2 = ip[g2]
+                            acc2 = accs[g2][i2]
+                            if acc2 is None:
+                                break
+                            pn2 = f[streams[g2][i2]].pipe
+                            if pn2 is not None:         # the pipe check above (fa), for this warp
+                                if pn2 == "fma" or pn2 == "fp16":
+                                    hv2 = halves[sp]
+                                    if pn2 == "fma":
+                                        fa2 = hv2[0] if hv2[0] <= hv2[1] else hv2[1]
+                                    else:
+                                        fa2 = hv2[0] if hv2[0] >= hv2[1] else hv2[1]
+                                elif pn2 == "int":
+                                    a_, hv2 = sub[sp]["alu"], halves[sp]
+                                    fa2 = hv2[0] if hv2[0] <= hv2[1] else hv2[1]
+                                    if a_.free_at <= max(r, fa2):
+                                        fa2 = a_.free_at
+                                else:
+                                    fa2 = sub[sp][pn2].free_at
+                                if fa2 > r:
+                                    break
+                            wait2, why2 = r, None
+                            for part in acc2:           # the queue check above, for this warp
+                                if part[0] == "s":
+                                    q_ = mq[sp]
+                                    lv = q_._leaves
+                                    if lv and lv[0] <= r:
+                                        q_._prune(r)
+                                    n_ = len(lv)
+                                    if n_ >= q_.depth and lv[n_ - q_.depth] > wait2:
+                                        wait2, why2 = lv[n_ - q_.depth], "mio_throttle"
+                                elif part[0] == "g":
+                                    q_ = lq[sp]
+                                    lv = q_._leaves
+                                    if lv and lv[0] <= r:
+                                        q_._prune(r)
+                                    n_ = len(lv)
+                                    if n_ >= q_.depth and lv[n_ - q_.depth] > wait2:
+                                        wait2, why2 = lv[n_ - q_.depth], "lg_throttle"
+                                    if part[1] in ("store", "atomic"):
+                                        at = sq.slot_at(r)
+                                        if at > wait2:
+                                            wait2, why2 = at, "lg_throttle"
+                            if wait2 <= r:
+                                break
+                            heappop(w)                  # what the token's iteration does, in its order
+                            ver[sp] += 1
+                            cyc[why2] = cyc.get(why2, 0.0) + (wait2 - r)
+                            bw = bsp.get(wait2)
+                            me = (since2, g2)
+                            if bw is None:
+                                bsp[wait2] = [me]
+                                heappush(heap, (wait2, since2, g2, 0))
+                            else:
+                                if me < bw[0]:
+                                    heappush(heap, (wait2, since2, g2, 0))
+                                heappush(bw, me)
+                    if tok and w:
+                        item = heappushpop(heap, (sp_free[sp], w[0][1], -1 - sp, ver[sp]))
                     else:
                         item = heappop(heap)
                     continue
@@ -687,7 +761,20 @@ class SM:
                         if kind == "merged":
                             done, cause = max(t, vdone[g].get(extra, t)), "short_scoreboard"
                             continue
-                        s0 = shared.reserve(t, cost)
+                        if trace:
+                            s0 = shared.reserve(t, cost)
+                        else:                   # DataPathShare.reserve(t, cost), inlined (not traced)
+                            x_ = sh_own.interval * cost
+                            s0 = t if t >= dpath.free_at else dpath.free_at
+                            o_ = dpath.interval * x_
+                            dpath.free_at = s0 + o_
+                            dpath.busy += o_
+                            dpath.work += 1
+                            if s0 < sh_own.free_at:
+                                s0 = sh_own.free_at
+                            sh_own.free_at = s0 + x_
+                            sh_own.busy += x_
+                            sh_own.work += 1
                         if s0 > leave_s:
                             leave_s = s0
                         d = s0 + lds + conflict * max(0, cost - extra)
@@ -714,7 +801,14 @@ class SM:
                             nl = nl or 1
                         else:
                             nl = (len(extra) or 1) if kind in ("load", "async_load") else cost * 0.25
-                        s0 = l1.reserve(t, nl)
+                        if trace:
+                            s0 = l1.reserve(t, nl)
+                        else:                       # Unit.reserve(t, nl), inlined (not traced)
+                            s0 = t if t >= l1.free_at else l1.free_at
+                            o_ = l1.interval * nl
+                            l1.free_at = s0 + o_
+                            l1.busy += o_
+                            l1.work += 1
                         if s0 > leave_g:
                             leave_g = s0
                         if kind in ("load", "async_load"):
@@ -726,7 +820,22 @@ class SM:
                             # a load to registers reads its lines out through the data path: the
                             # hits wait for it, a miss's line passes it when the fill returns
                             # (its cost is charged now, its wait is the L2's)
-                            sdp = l1d.reserve(t, nl) if op.writes else s0
+                            if not op.writes:
+                                sdp = s0
+                            elif trace:
+                                sdp = l1d.reserve(t, nl)
+                            else:                   # DataPathShare.reserve(t, nl), inlined (not traced)
+                                x_ = ld_own.interval * nl
+                                sdp = t if t >= dpath.free_at else dpath.free_at
+                                o_ = dpath.interval * x_
+                                dpath.free_at = sdp + o_
+                                dpath.busy += o_
+                                dpath.work += 1
+                                if sdp < ld_own.free_at:
+                                    sdp = ld_own.free_at
+                                ld_own.free_at = sdp + x_
+                                ld_own.busy += x_
+                                ld_own.work += 1
                             l1_tot += cost
                             l1_hit += cost * h / n
                             miss = cost * (n - h) / n
@@ -783,11 +892,21 @@ class SM:
                                 done, cause = max(done, ca), "long_scoreboard"
                     else:
                         done = max(done, t + L["global_l1"])
-                if not free:
+                if not free:            # IssueQueue.enter(t, leave), inlined (leave > t)
                     if leave_s > t:
-                        mq[sp].enter(t, leave_s)
+                        q_ = mq[sp]
+                        lv = q_._leaves
+                        if lv and lv[0] <= t:
+                            q_._prune(t)
+                        insort(lv, leave_s)
+                        q_.entered += 1
                     if leave_g > t:
-                        lq[sp].enter(t, leave_g)
+                        q_ = lq[sp]
+                        lv = q_._leaves
+                        if lv and lv[0] <= t:
+                            q_._prune(t)
+                        insort(lv, leave_g)
+                        q_.entered += 1
             sp_ = op.special
             if sp_ is not None:
                 if sp_ == "wgmma":
