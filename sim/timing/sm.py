@@ -383,18 +383,21 @@ class SM:
         the next 32 bytes of a line another warp read misses (ncu_deep dequantize_s8 perf: 4 warps
         read one line's 4 sectors, l1tex__t_sector_hit_rate 0 %)."""
         c = self.cache
+        cap = self.l1_lines
+        get, to_end = c.get, c.move_to_end
         hits = n = 0
         for enc in lines:
             ln, m = enc >> 4, enc & 15
             n += _POP[m]
-            old = c.get(ln)
+            old = get(ln)
             if old is not None:
-                c.move_to_end(ln)
+                to_end(ln)
                 hits += _POP[m & old]
-                c[ln] = old | m
+                if m & ~old:                # a sector not yet filled: the line's mask grows
+                    c[ln] = old | m
             else:
                 c[ln] = m
-                if len(c) > self.l1_lines:
+                if len(c) > cap:
                     c.popitem(last=False)
         return hits, n
 
