@@ -13,6 +13,7 @@ import sim
 from sim import launch
 from isa.ptx.semantics import describe
 from sim.timing.sm import load_params, op_facts
+from tests.sim.timing.test_sm import _kernel as _sm_kernel
 
 ROOT = Path(__file__).resolve().parents[3]
 MB = ROOT / "examples" / "microbench"
@@ -20,26 +21,9 @@ TRUTH = ROOT / "examples" / "h200" / "pipe_atomic" / "microbench.json"
 
 
 def _kernel(body: str) -> str:
-    return f""".version 8.0
-.target sm_90
-.address_size 64
-.visible .entry k(.param .u64 out, .param .u32 n)
-{{
-    .reg .f32 %f<40>; .reg .b32 %r<40>; .reg .b64 %rd<8>;
-    ld.param.u64 %rd1, [out];
-    cvta.to.global.u64 %rd2, %rd1;
-    mov.u32 %r1, %tid.x;
-    mov.u32 %r2, %ctaid.x;
-    mov.u32 %r3, %ntid.x;
-    mad.lo.s32 %r4, %r2, %r3, %r1;
-    mul.wide.u32 %rd3, %r4, 4;
-    add.s64 %rd4, %rd2, %rd3;
-    mov.f32 %f1, 0f3F800000;
-    mov.b32 %r5, 0x3C003C00;
-{body}
-    ret;
-}}
-"""
+    """test_sm's kernel with 40 registers of each kind, %f1 = 1.0 and %r5 = two fp16 ones before ``body``."""
+    return _sm_kernel("    mov.f32 %f1, 0f3F800000;\n    mov.b32 %r5, 0x3C003C00;\n" + body,
+                      regs=".reg .f32 %f<40>; .reg .b32 %r<40>; .reg .b64 %rd<8>;")
 
 
 def _sm_cycles(body: str, block: int = 128) -> float:
