@@ -5,15 +5,8 @@
 # the new entries (hfma2_ffma_mix_*w, hfma2_ffma_1to3/_3to1, cvt_f16_ffma, atomic_spacing_*); results in $OUT.
 set -u
 D=.dev/tpipe
-B=$D/bench
-PY="python3 bench/device/microbench_truth.py --bench $B"
-SMI="nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv"
-date -u > "$OUT/log.txt"
-$SMI > "$OUT/smi.csv" 2>&1
-timeout 20 $PY props "$OUT" >> "$OUT/log.txt" 2>&1
-timeout 40 $PY time "$OUT" >> "$OUT/log.txt" 2>&1
-echo "time rc=$?" >> "$OUT/log.txt"
-$SMI >> "$OUT/smi.csv" 2>&1
+source bench/device/truth_lib.sh
+truth_begin 40
 M="gpc__cycles_elapsed.max,sm__cycles_active.avg,sm__cycles_active.max,gpu__time_duration.sum,smsp__inst_executed.sum"
 M="$M,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active"
 M="$M,launch__registers_per_thread,launch__occupancy_limit_registers,launch__waves_per_multiprocessor"
@@ -24,12 +17,5 @@ M="$M,sm__inst_executed_pipe_fma.sum,sm__inst_executed_pipe_alu.sum,sm__pipe_fma
 for r in barrier branch_resolving dispatch_stall drain lg_throttle long_scoreboard math_pipe_throttle membar mio_throttle \
          misc no_instruction not_selected selected short_scoreboard wait; do
   M="$M,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"; done
-KN="regex:^(hfma2|cvt_f16|atomic)"
-timeout 90 ncu --clock-control none --kernel-name "$KN" --metrics "$M" --csv $PY once > "$OUT/ncu_raw.csv" 2>> "$OUT/log.txt"
-echo "ncu rc=$?" >> "$OUT/log.txt"
-for f in fma_mix atomic_spacing mix; do
-  nvcc -cubin -arch=sm_90 -o /tmp/mb.cubin "$B/cuda/$f.cu" && cuobjdump -sass /tmp/mb.cubin
-done > "$OUT/sass.txt" 2>&1
-$PY merge "$OUT" >> "$OUT/log.txt" 2>&1
-date -u >> "$OUT/log.txt"
-tail -5 "$OUT/log.txt"
+truth_ncu "regex:^(hfma2|cvt_f16|atomic)" "$M" 90
+truth_end fma_mix atomic_spacing mix
