@@ -221,6 +221,23 @@ def ncu_l2_hit_rate(loads: float, writes: float, misses: float, H: dict) -> floa
     return max(0.0, 1.0 - (1 + k) * misses / (loads + k * misses + (1 + k) * writes))
 
 
+def first_touch_split(miss_rate: float, loads: float, first: float) -> tuple[float, float]:
+    """(L2 hit rate of the first touches, of the re-touches) of the load sectors that miss L1, when
+    ``miss_rate`` of the ``loads`` sectors miss L2 and ``first`` of them are the SMs' first touches
+    of their sectors: the misses go to the first touches first (a sector no SM touched before is not
+    in the L2), the rest to the re-touches. ``ld.global.cg.v4.f32 {%f1, %f2, %f3, %f4}, [%rd8];`` over
+    16 MiB 8 times: ``first_touch_split(0.125, 8.0, 1.0)`` is ``(0.0, 1.0)``."""
+    if loads <= 0:
+        return 1.0 - miss_rate, 1.0 - miss_rate
+    m = miss_rate * loads
+    first = min(max(first, 0.0), loads)
+    if first <= 0 or first >= loads:
+        return 1.0 - miss_rate, 1.0 - miss_rate
+    mf = min(1.0, m / first)
+    mr = max(0.0, (m - mf * first) / (loads - first))
+    return 1.0 - mf, 1.0 - mr
+
+
 def occupancy_of(module, fn_name: str, state, machine: str = "h200"):
     regs = registers_per_thread(module, fn_name)
     occ = occupancy(machine, regs.per_thread, state.static_shared_end + state.dynamic_shared, state.nthreads)
@@ -337,7 +354,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
         # lists[i] is what SM i runs (every SM's list, one CTA per SM, or SM 0's sample)
         sm = SM(facts, P, ctas_per_sm=k, warps_per_cta=wpc, l1_lines=l1_lines, l2_hit=h2s[0], dram_bpc=dram_bpc,
                 l2_bpc=l2_bpc, trace=traced, leaders=leaders, dram_latency=dram_latency, sm_index=i,
-                hot_atomics=hot_pcs, atomic_wait=aw[0], l2_read_bpc=l2_read_bpc)
+                hot_atomics=hot_pcs, atomic_wait=aw[0], l2_read_bpc=l2_read_bpc, l2_hit_first=h2s[1])
         return sm.run(per_sm[i], ids=list(lists[i]) if waits is not None else None, waits=waits)
 
     def dram_traffic(runs):
@@ -371,17 +388,23 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
         return L0 + q * rho / (1.0 - rho)
 
     dram_latency = L0
-    h2s = [h2]
+    h2s = [h2, None]            # L2 hit rate of the loads' re-touches, of their first touches (None: the same)
     runs, slow, sm_cycles = replay(L0)
     # the L2 hit rate of the loads that miss L1: first touches over the L1 misses of the replay
     # (the estimate above counts L1 hits and stores too); replayed when it moves by > 5 points
-    ll = sum(r.l2_load_sectors for r in runs) * (f if sampled else 1.0)
+    g_ = f if sampled else 1.0
+    ll = sum(r.l2_load_sectors for r in runs) * g_
     if ll > 0:
         h2_loads = max(0.0, 1.0 - rd / ll)
         if foot > l2_bytes:
             h2_loads *= l2_bytes / foot
-        if abs(h2_loads - h2) > R["l2_hit_replay_points"]:
-            h2s[0] = h2_loads
+        # ... and where its misses fall: a sector an SM has not touched before misses first (it was
+        # brought to the L2 by no SM, or by another SM), one it touched before only when the misses
+        # are more than the SMs' first touches (read_cg_16m: 16 MiB read 8 times, the first pass
+        # from DRAM and the other seven from L2, not 1/8 of every pass)
+        hf, hr = first_touch_split(1.0 - h2_loads, ll, sum(r.l2_first_sectors for r in runs) * g_)
+        if abs(h2_loads - h2) > R["l2_hit_replay_points"] or abs(hf - hr) > R["l2_hit_replay_points"]:
+            h2s[0], h2s[1] = hr, hf
             runs, slow, sm_cycles = replay(L0)
     if q > 0 and sm_cycles > 0 and dram_min > R["dram_replay_share"] * sm_cycles:
         lb = loaded(sm_cycles)
@@ -480,6 +503,9 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
                    "l2_hit_rate": ncu_l2_hit_rate(l2_ld, l2_sec - l2_ld, dram_read / gran / 32, H),
                    "dram_bytes_read": dram_read, "dram_bytes_write": dram_write,
                    "l2_sectors": l2_req,
+                   # the L2 hit rates the replay priced the loads that miss L1 at: the sectors an SM
+                   # touches for the first time, and those it touched before (first_touch_split)
+                   "replay_l2_hit": {"first_touch": h2s[0] if h2s[1] is None else h2s[1], "re_touch": h2s[0]},
                    "shared_wavefronts": streams.shared_wavefronts * f},
         "bound": bound,
         "sampled": sampled, "simulated_ctas": len(sim_ctas), "ctas": ncta,

@@ -276,6 +276,7 @@ class SMRun:
     slices: list
     l2_seq: list = None         # this SM's L2 accesses in order: (key, bytes, load sectors missing L1, bytes stored)
     l2_work: float = 0.0        # L2 work in bytes of reads that hit (stores weighted by their cost there)
+    l2_first_sectors: float = 0.0   # load sectors missing L1 that this SM had not touched before (first touches)
 
 
 #: most slices one traced SM records (issues, pipe and unit work together)
@@ -311,7 +312,8 @@ class SM:
     def __init__(self, facts: list[OpFacts], P: H200Params, *, ctas_per_sm: int, warps_per_cta: int,
                  l1_lines: int, l2_hit: float, dram_bpc: float, l2_bpc: float, trace: bool = False,
                  leaders=frozenset(), dram_latency: float | None = None, sm_index: int = 0,
-                 hot_atomics=frozenset(), atomic_wait: float = 0.0, l2_read_bpc: float | None = None):
+                 hot_atomics=frozenset(), atomic_wait: float = 0.0, l2_read_bpc: float | None = None,
+                 l2_hit_first: float | None = None):
         self.f, self.P, self.k, self.wpc = facts, P, max(1, ctas_per_sm), warps_per_cta
         pp = P.pipes
         self.sub = [{n: Unit(n, pp[n]) for n in ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma_sync")}
@@ -358,7 +360,13 @@ class SM:
         self.sq = Queue("store", int(pp["store_queue"]))
         self.l1_lines = max(1, l1_lines)
         self.cache: OrderedDict = OrderedDict()
+        # the L2 hit rate of a load's sectors that miss L1: ``l2_hit_first`` for the sectors this SM
+        # touches for the first time, ``l2_hit`` for those it touched before (None: ``l2_hit`` for all;
+        # sim.timing.h200.predict splits the launch's misses between the two)
         self.l2_hit = l2_hit
+        self.l2_hit_first = l2_hit if l2_hit_first is None else l2_hit_first
+        self.seen: dict = {}        # 128-byte line -> mask of the sectors this SM's loads touched at L2
+        self.l2_first = 0.0
         self.trace = trace
         self.l2_seq: list = []      # L2 accesses in order, for the reuse distances (sim.timing.h200)
         # a store costs the L2 per 128-byte line it touches and per sector, in chip cycles
@@ -419,6 +427,9 @@ class SM:
         lq = [IssueQueue("lsu_global", int(P.pipes["lg_watermark"])) for _ in range(4)]
         l2_lat, dram_lat = L["global_l2"], self.dram_latency
         miss_extra = (1.0 - self.l2_hit) * (dram_lat - l2_lat)
+        l2h, l2hf, dl_ = self.l2_hit, self.l2_hit_first, dram_lat - l2_lat
+        split_ = l2hf != l2h
+        seen = self.seen
         lds, conflict = L["lds"], L["lds_per_conflict_way"]
         hot_atomics = self.hot_atomics
         st = self.stalls
@@ -849,12 +860,24 @@ class SM:
                                 # for the L2 reuse distances (sim.timing.h200.l2_capacity): an
                                 # access is known by its first line
                                 self.l2_seq.append((extra[0] if extra else pc, cost * 32, miss, 0))
+                                # first touches: the sectors of the load this SM never touched
+                                new = tot_ = 0
+                                for enc in extra:
+                                    ln_, m_ = enc >> 4, enc & 15
+                                    o_ = seen.get(ln_, 0)
+                                    tot_ += _POP[m_]
+                                    if m_ & ~o_:
+                                        new += _POP[m_ & ~o_]
+                                        seen[ln_] = o_ | m_
+                                fts = min(miss, cost * new / tot_) if tot_ else 0.0
+                                self.l2_first += fts
+                                hit = l2h if split_ is False else (fts * l2hf + (miss - fts) * l2h) / miss
                                 s2 = l2.reserve(s0, miss * 32)
-                                sd = dram.reserve(s2, miss * 32 * (1.0 - self.l2_hit)) if self.l2_hit < 1 else s2
-                                d = s2 + l2_lat + miss_extra + (sd - s2)
+                                sd = dram.reserve(s2, miss * 32 * (1.0 - hit)) if hit < 1 else s2
+                                d = s2 + l2_lat + (1.0 - hit) * dl_ + (sd - s2)
                                 if l2r is not None:     # the hits' share of the loaded L2 latency (a
                                     # miss's is in the fitted DRAM latency)
-                                    d += self.l2_hit * l2r.wait(s0, miss * 32)
+                                    d += hit * l2r.wait(s0, miss * 32)
                                 if h:
                                     d = max(d, max(s0, sdp) + L["global_l1"])
                             else:
@@ -1013,7 +1036,7 @@ class SM:
         busy["l2_share"] = l2.busy
         busy["dram_share"] = dram.busy
         return SMRun(cycles, issued, st, busy, l1_hit, l1_tot, l2_sec, l2_ld, len(ctas), len(streams), cta_end,
-                     (slices + self.unit_slices) if trace else [], self.l2_seq, self.l2_work)
+                     (slices + self.unit_slices) if trace else [], self.l2_seq, self.l2_work, self.l2_first)
 
     @staticmethod
     def _release(lst, heap, lat, streams, ip, f, reg_t, reg_c, add) -> None:
