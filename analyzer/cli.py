@@ -85,11 +85,9 @@ BATCH_CHARS = 1 << 20
 
 
 #: the generations a batch's end collects where a big file is parsed whole with the other kernels
-#: blanked (no statement memo). A batch of :class:`isa.ptx.chunks.Split` is not collected at all:
-#: its IR and reports form no reference cycles (reference counting frees them as the next batch
-#: starts; ``tests/analyzer/test_big_speed.py`` holds that), and a collection of the young
-#: generations would walk what the statement memo learnt from it, about 320,000 live objects per
-#: 1 MB batch: 0.15-0.23 s CPU per batch of the 5.1 MB bench slice, 0.9 of its 10.3 s (measured)
+#: blanked. A batch of :class:`isa.ptx.chunks.Split` is not collected at all: its IR and reports
+#: form no reference cycles (reference counting frees them as the next batch starts;
+#: ``tests/analyzer/test_big_speed.py`` holds that), so a collection would only walk live objects
 _YOUNG = 1
 
 

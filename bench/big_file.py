@@ -123,11 +123,9 @@ def main() -> int:
 
         n, distinct = statements(text)
         n1, d1 = statements(one_copy())     # every source once, as written: how repetitive real kernels are
-        verdict = ("about as repetitive as real code: the statement memo (a process parses each distinct "
-                   "instruction line once and recalls its repeats) gains what it would on a real file"
-                   if distinct / n >= 0.8 * d1 / n1 else
-                   "repeats far more than real code: the statement memo (each distinct instruction line parsed "
-                   "once, its repeats recalled) makes its parse figures flatter")
+        verdict = ("about as repetitive as real code" if distinct / n >= 0.8 * d1 / n1 else
+                   "repeats far more than real code (a parse's per-text tables, such as the opcode split, "
+                   "fill sooner than they would on a real file)")
         print(f"{big.name}: {len(text) / 1e6:.1f} MB, {len(found):,} kernels, {text.count(chr(10)):,} lines, "
               f"{n:,} statement lines of which {distinct:,} distinct ({distinct / n:.1%}; one copy of the "
               f"{len(sources())} corpus/example files: {d1:,} of {n1:,}, {d1 / n1:.1%}): this file is {verdict} "

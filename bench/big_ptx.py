@@ -11,8 +11,8 @@ Copies are not verbatim (:func:`vary`): the n-th copy of a source allocates its 
 another order (a permutation of each declared range) and numbers its labels on as nvcc does in
 one module (it computes what its source computes), so that the file repeats its lines about as much as real PTX does: one copy
 of the corpus has ~44 % distinct statement lines, and this file ~45 % (``statements``; printed
-by ``bench/big_file.py``). Parsing memoised by the line's text (``StatementMemo``) gains no more
-here than on real code.
+by ``bench/big_file.py``): whatever a parse keeps by a line's text gains no more here than on real
+code.
 
 Run: .venv/bin/python bench/big_ptx.py OUT.ptx [--mb 30]
 """
@@ -156,8 +156,7 @@ def one_copy(files: list[Path] | None = None) -> str:
 
 def statements(text: str) -> tuple[int, int]:
     """(statement lines, distinct ones): the non-blank, non-comment lines, compared after their
-    leading and trailing blanks. How repetitive a file is: what the parser's statement memo
-    (``isa.ptx.parser.StatementMemo``, a big file's later batches) exploits."""
+    leading and trailing blanks. How repetitive a file is."""
     seen: set[str] = set()
     n = 0
     for line in text.split("\n"):

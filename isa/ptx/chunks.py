@@ -182,12 +182,8 @@ class Split:
     """
 
     def __init__(self, text: str, file: str, found: list[Entry], outside, head_end: int, lenient: bool):
-        from .parser import StatementMemo
-
         self.text, self.file, self.found, self.outside = text, file, found, outside
         self.head_end, self.lenient = head_end, lenient
-        # instruction lines parsed in earlier batches (no memo for a text that holds its marker)
-        self.memo = StatementMemo() if "\x01" not in text else None
         # the module-level items in source order, with their (line, column) places
         self.keys = [(i.span.line, i.span.col) for i in outside.items]
         self.starts = []                  # (line, column) of each kernel's first character
@@ -216,16 +212,15 @@ class Split:
             return None                   # an item without a place could not be put in order
         return cls(text, file, found, outside, head.end(), lenient)
 
-    def batch_text(self, i: int, j: int, memo=None) -> str:
-        """The header and kernels ``i..j-1`` at their places, every other line blank; with ``memo``
-        (a :class:`isa.ptx.parser.StatementMemo`), each kernel's lines learnt before substituted."""
+    def batch_text(self, i: int, j: int) -> str:
+        """The header and kernels ``i..j-1`` at their places, every other line blank."""
         text, found = self.text, self.found
         parts, pos = [text[: self.head_end]], self.head_end
         for e in found[i:j]:
             nl = text.rfind("\n", pos, e.start)          # the kernel's line starts after it
             parts.append("\n" * text.count("\n", pos, e.start))
             parts.append(" " * (e.start - (nl + 1 if nl >= 0 else pos)))
-            parts.append(text[e.start:e.end] if memo is None else memo.substitute(text[e.start:e.end]))
+            parts.append(text[e.start:e.end])
             pos = e.end
         return "".join(parts)
 
@@ -235,22 +230,7 @@ class Split:
 
         from . import parser
 
-        from ..errors import KernlensError
-
-        got = None
-        if self.memo is not None and self.memo.index:
-            found: list = []
-            try:
-                got = parser.parse(self.batch_text(i, j, self.memo), self.file, lenient=self.lenient,
-                                   diagnostics=found, memo=self.memo)
-            except KernlensError:       # said again below, from the real text
-                got = None
-            else:
-                if diagnostics is not None:
-                    diagnostics.extend(found)
-        if got is None:
-            got = parser.parse(self.batch_text(i, j), self.file, lenient=self.lenient, diagnostics=diagnostics,
-                               memo=self.memo)
+        got = parser.parse(self.batch_text(i, j), self.file, lenient=self.lenient, diagnostics=diagnostics)
         kernels = list(got.items)
         if [getattr(k, "name", None) for k in kernels] != [e.name for e in self.found[i:j]]:
             # not expected (entries() found these definitions): the file with the others blanked

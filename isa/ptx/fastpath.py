@@ -398,7 +398,7 @@ def substitute(text: str, file: str, start: int = 0) -> tuple[str, list[Run]]:
     run_start = run_end = -1
     head, last = 0, None
     count = text.count
-    for m in _LINE.finditer(text, start):
+    for m in _lines(text, start):
         s = m.start()
         line += count("\n", line_at, s)
         line_at = s
@@ -429,6 +429,29 @@ def substitute(text: str, file: str, start: int = 0) -> tuple[str, list[Run]]:
         return text, []
     parts.append(text[out_pos:])
     return "".join(parts), runs
+
+
+#: a ``.section NAME { ... }`` block (``nvcc -lineinfo``'s DWARF strings): its labels are
+#: ``section_label``s, not statements, so the fast path reads no line of it (Lark does). Section
+#: entries hold no braces, so the first ``}`` closes the block.
+_SECTION = re.compile(r"^[ \t]*\.section\b[^{}]*\{[^}]*\}?", re.M)
+
+
+def _lines(text: str, start: int):
+    r"""The :data:`_LINE` matches of ``text`` from ``start`` on, outside ``.section`` blocks.
+
+        >>> t = "ret;\n.section .debug_str\n{\n$L__info_string0:\n.b8 97,0\n}\n$L__BB0_1:\n"
+        >>> [m.group().strip() for m in _lines(t, 0)]
+        ['ret;', '$L__BB0_1:']
+    """
+    if ".section" not in text:
+        yield from _LINE.finditer(text, start)
+        return
+    pos = start
+    for sec in _SECTION.finditer(text, start):
+        yield from _LINE.finditer(text, pos, sec.start())
+        pos = sec.end()
+    yield from _LINE.finditer(text, pos)
 
 
 def _gap(text: str, a: int, b: int) -> bool:

@@ -22,7 +22,6 @@ import os
 import re
 import struct
 import threading
-from dataclasses import fields as dataclass_fields
 from dataclasses import replace
 from pathlib import Path
 
@@ -153,8 +152,6 @@ class _Builder(Transformer):
         self.file = file
         self.scope_counter = 0
         self.last_loc: ir.SourceLoc | None = None  # (not `loc`: that is a rule) last ``.loc`` of the function being read
-        self.memo: StatementMemo | None = None     # learns instruction lines, recalls RECALLED ones
-        self.text = ""                             # the text being parsed (for the memo)
         self.runs: list = []                       # the FASTRUN tokens' statements (isa.ptx.fastpath)
 
     def span(self, tok) -> Span:
@@ -432,18 +429,8 @@ class _Builder(Transformer):
             line, col = guard.span.line, guard.span.col
         else:
             line, col = name_tok.line, name_tok.column
-        ins = ir.Instruction(name, mods, ops, guard,
-                             span=_mkspan(self.file, line, col, name_tok.line, name_tok.end_column), loc=self.last_loc)
-        if self.memo is not None:
-            self.memo.learn(self.text, name_tok.start_pos, ins)
-        return ins
-
-    def recalled(self, c):
-        """An instruction line parsed before (:class:`StatementMemo`), at this token's place."""
-        tok = c[0]
-        if self.memo is None or int(tok.value[1:]) >= len(self.memo.templates):
-            raise ParseError("unexpected control character '\\x01'", self.span(tok))
-        return self.memo.recall(int(tok.value[1:]), tok.line, tok.column, self.file, self.last_loc)
+        return ir.Instruction(name, mods, ops, guard,
+                              span=_mkspan(self.file, line, col, name_tok.line, name_tok.end_column), loc=self.last_loc)
 
     def name(self, c):
         t = c[0]
@@ -642,120 +629,6 @@ def _make_variable(b: _Builder, space: str, attrs, name: Token, dims, init, link
                        span=_pos(name, b.file))
 
 
-class StatementMemo:
-    """Instruction lines parsed before, by their text, for a big file's later batches.
-
-    Real big files (template instantiations, the same kernel for many types) repeat the same
-    instruction lines thousands of times. Lark parses every line once; :meth:`learn` keeps each
-    instruction that is alone on its line (it starts the line and its ``;`` ends it) as built, by
-    the line's text. :meth:`substitute` then replaces each such line seen before with a
-    ``RECALLED`` token (``\\x01`` and the line's number) at the same line and column, which Lark
-    parses as a statement where an instruction statement is allowed and the builder turns into a
-    copy of the instruction with every span moved to that line and column. A line in a place
-    where an instruction is not allowed gives a syntax error, and inside a block comment it is
-    ignored, as the text it replaced would be: the caller parses the unsubstituted text again
-    after any error (:meth:`isa.ptx.chunks.Split.module`), so errors and their source lines are
-    always those of the real text. The resolver pass checks every instruction, recalled or not.
-    """
-
-    #: a line that may be an instruction alone on its line: indent, then the text up to its last ';'
-    CANDIDATE = re.compile(r"^([ \t]*)(@?[a-z%!][^\n]*;)[ \t]*$", re.M)
-
-    def __init__(self, limit: int = 1 << 18):
-        self.index: dict[str, int] = {}
-        self.templates: list[tuple[ir.Instruction, int]] = []     # (instruction, column of its line's text)
-        self.limit = limit
-        self.recalled = 0
-
-    def learn(self, text: str, pos: int, ins: ir.Instruction) -> None:
-        """Keep ``ins`` (its opcode token at ``pos`` in ``text``) if it is alone on its line."""
-        if len(self.templates) >= self.limit:
-            return
-        start = text.rfind("\n", 0, pos) + 1
-        end = text.find("\n", pos)
-        line = text[start:] if end < 0 else text[start:end]
-        m = self.CANDIDATE.fullmatch(line)
-        if m is None:
-            return
-        key = m.group(2)
-        if key in self.index or key.count(";") != 1 or any(ch in key for ch in '{}"/\x01'):
-            return
-        first = start + len(m.group(1))
-        if (text[first] != "@") if ins.guard is not None else (first != pos):
-            return                  # the line does not start with this instruction
-        self.index[key] = len(self.templates)
-        self.templates.append((ins, len(m.group(1)) + 1))
-
-    def substitute(self, text: str) -> str:
-        """``text`` with every line learnt before replaced by its ``RECALLED`` token."""
-        index = self.index
-
-        def one(m):
-            k = index.get(m.group(2))
-            return m.group(0) if k is None else f"{m.group(1)}\x01{k}"
-
-        return self.CANDIDATE.sub(one, text) if index else text
-
-    def recall(self, k: int, line: int, col: int, file: str, loc) -> ir.Instruction:
-        ins, col0 = self.templates[k]
-        self.recalled += 1
-        return _moved(ins, line, col - col0, file, loc)
-
-
-def _moved_span(s: Span, line: int, d: int, file: str) -> Span:
-    if not s.line:
-        return s                    # no place (an address's span): none in the copy either
-    return _mkspan(file, line, s.col + d, line, s.end_col + d)
-
-
-def _moved(x, line: int, d: int, file: str, loc=None):
-    """A copy of IR node ``x`` (a one-line instruction or one of its parts) with every span moved
-    to ``line`` and ``d`` columns on; an instruction gets ``loc``."""
-    t = type(x)
-    if t is ir.Register or t is ir.Symbol or t is ir.Immediate or t is ir.Guard:   # the common leaves
-        new = _new(t)
-        nd = new.__dict__
-        nd.update(x.__dict__)
-        s = x.span
-        if s.line:
-            nd["span"] = _mkspan(file, line, s.col + d, line, s.end_col + d)
-        return new
-    if t is ir.Instruction:
-        new = _new(t)
-        nd, od = new.__dict__, x.__dict__
-        for name in _INSTRUCTION_FIELDS:
-            nd[name] = od[name]
-        nd["operands"] = tuple([_moved(o, line, d, file) for o in od["operands"]])
-        if od["guard"] is not None:
-            nd["guard"] = _moved(od["guard"], line, d, file)
-        s = od["span"]
-        nd["span"] = _mkspan(file, line, s.col + d, line, s.end_col + d)
-        nd["loc"] = loc
-        return new
-    if t is tuple:
-        return tuple(_moved(e, line, d, file) for e in x)
-    if t is Span:
-        return _moved_span(x, line, d, file)
-    fields = _FIELDS.get(t)
-    if fields is None:
-        if not hasattr(x, "__dataclass_fields__"):
-            return x                # str, int, float, None
-        fields = _FIELDS[t] = tuple(f.name for f in dataclass_fields(x))
-    new = _new(t)
-    d_new, d_old = new.__dict__, x.__dict__
-    for name in fields:
-        v = d_old[name]
-        if v is not None and type(v) not in _PLAIN:
-            v = _moved(v, line, d, file)
-        d_new[name] = v
-    return new
-
-
-_INSTRUCTION_FIELDS = ("opcode", "modifiers", "guard", "scope", "isa")
-_PLAIN = frozenset({str, int, float, bool})
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
 _LOCK = threading.Lock()
 _LARKS: dict[bool, Lark] = {}
 
@@ -854,7 +727,7 @@ def _lark(accelerated: bool | None = None) -> Lark:
 def _describe_expected(lark: Lark, names) -> list[str]:
     out = []
     for n in sorted(set(names or ())):
-        if n in ("RECALLED", "FASTRUN"):   # the memo's and the fast path's markers: never in a file
+        if n == "FASTRUN":                 # the fast path's marker: never in a file
             continue
         if n in _TERMINAL_NAMES:
             out.append(_TERMINAL_NAMES[n])
@@ -874,13 +747,11 @@ FAST_PATH = not os.environ.get("KERNLENS_NO_FAST_PATH")
 
 
 def parse(text: str, file: str = "<text>", *, lenient: bool = False, diagnostics: list | None = None,
-          memo: "StatementMemo | None" = None, fast: bool | None = None) -> ir.Module:
+          fast: bool | None = None) -> ir.Module:
     """Parse PTX ``text``; ``file`` names it in spans and errors.
 
     With ``lenient``, unknown opcodes and modifiers become warnings appended to ``diagnostics``
-    instead of errors. With ``memo``, the parse teaches it the instruction lines it reads, and a
-    ``RECALLED`` token (put there by :meth:`StatementMemo.substitute`) becomes the instruction it
-    stands for. ``fast`` (default :data:`FAST_PATH`): build the common statement lines without
+    instead of errors. ``fast`` (default :data:`FAST_PATH`): build the common statement lines without
     Lark (:mod:`isa.ptx.fastpath`); any error there and the text is parsed again without it, so
     that errors are always Lark's on the real text.
     """
@@ -894,18 +765,18 @@ def parse(text: str, file: str = "<text>", *, lenient: bool = False, diagnostics
             if runs:
                 found: list = []
                 try:
-                    module = _parse(text, file, lenient, found, memo, sub, runs)
+                    module = _parse(text, file, lenient, found, sub, runs)
                 except KernlensError:
                     pass                # said again below, from the real text
                 else:
                     if diagnostics is not None:
                         diagnostics.extend(found)
                     return module
-        return _parse(text, file, lenient, diagnostics, memo)
+        return _parse(text, file, lenient, diagnostics)
 
 
-def _parse(text: str, file: str, lenient: bool, diagnostics: list | None, memo=None,
-           parsed: str | None = None, runs: list | None = None) -> ir.Module:
+def _parse(text: str, file: str, lenient: bool, diagnostics: list | None, parsed: str | None = None,
+           runs: list | None = None) -> ir.Module:
     """The module of ``text``; Lark reads ``parsed`` (``text`` with the fast path's ``runs``
     substituted) where given."""
     if not text.strip():
@@ -918,7 +789,7 @@ def _parse(text: str, file: str, lenient: bool, diagnostics: list | None, memo=N
         builder.file = file
         builder.scope_counter = 0
         builder.last_loc = None
-        builder.memo, builder.text, builder.runs = memo, parsed, runs
+        builder.runs = runs
         try:
             header, items = lark.parse(parsed)
             failure = None
@@ -933,7 +804,7 @@ def _parse(text: str, file: str, lenient: bool, diagnostics: list | None, memo=N
         except RecursionError:
             failure = ParseError("input nests too deeply to parse", Span(file, 1, 1))
         finally:
-            builder.memo, builder.text, builder.runs = None, "", []
+            builder.runs = []
     if failure is not None:
         if failure.span and failure.source_line is None:
             failure.source_line = _line(text, failure.span.line)

@@ -15,6 +15,7 @@ import time
 
 from sim import machines
 
+from .l2slice import echelon, unit_of_line
 from .occupancy import occupancy
 from .regs import registers_per_thread
 from .sm import SM, load_params, op_facts, sm_ctas
@@ -245,27 +246,37 @@ def occupancy_of(module, fn_name: str, state, machine: str = "h200"):
 
 
 
-def atomic_serial_cycles(counts: dict, scale: float, lat: dict) -> float:
+def atomic_serial_cycles(counts: dict, scale: float, lat: dict, hier: dict | None = None) -> float:
     """Chip-wide time of the L2 atomics that go one after the other: the operations to one 32-byte
-    sector at ``atomic_same_address`` each, and those to the hot sectors of one 128-byte line at
-    ``atomic_same_address / atomic_line_parallel`` each (the line's sectors share its slice's unit:
-    examples/h200/pipe_atomic, 2 or 4 hot sectors of a line 1.31-1.33 x one sector's rate, not 2 or
-    4 x). ``counts``: :attr:`sim.timing.streams.WarpStreams.atomic_counts` (sector -> [operations,
-    first CTA, shared by CTAs, pcs]); a sector shared by sampled CTAs is scaled by ``scale``.
+    sector at ``atomic_same_address`` each, and those to the hot sectors homed in one L2 atomic unit
+    (:func:`sim.timing.l2slice.unit_of_line` of their 128-byte line, ``hier`` holding its measured
+    kernel; without it each line is its own unit) at ``atomic_same_address / f`` each, where the
+    unit runs ``f = atomic_line_parallel ** (log2 L + s)`` x one sector's rate for its ``L`` hot lines,
+    ``s`` = 1 when a line has more than one hot sector (examples/h200/pipe_atomic: 2 or 4 hot sectors
+    of one line 1.31-1.33 x one sector's rate; examples/h200/atomic_slice: 2 lines of one unit 1.34 x,
+    4 lines 1.5-1.8 x, lines of different units fully parallel). ``counts``:
+    :attr:`sim.timing.streams.WarpStreams.atomic_counts` (sector -> [operations, first CTA, shared by
+    CTAs, pcs]); a sector shared by sampled CTAs is scaled by ``scale``.
     ``red.global.add.f32 [%rd6], %f1;`` by every warp to 4 words 32 bytes apart (one line):
-    4 x 33,792 operations x 3.47 / 1.31, not 33,792 x 3.47."""
+    4 x 33,792 operations x 3.47 / 1.31, not 33,792 x 3.47; to 8 words 128 bytes apart (lines 0-7,
+    units {0, 1, 4, 5} and {2, 3, 6, 7}): 4 x 16,896 x 3.47 / 1.31 ** 2."""
     c = lat["atomic_same_address"]
     par = lat.get("atomic_line_parallel", 1.0)
-    worst, lines = 0.0, {}
+    kern = echelon((hier or {}).get("l2_atomic_unit_kernel", ()))
+    span = int((hier or {}).get("l2_atomic_unit_span", 1))
+    worst, units = 0.0, {}
     for sector, v in counts.items():
         n = v[0] * (scale if v[2] else 1.0)
         worst = max(worst, n * c)
-        ln = lines.setdefault(sector >> 2, [0.0, 0])
-        ln[0] += n
-        ln[1] += 1
-    for n, k in lines.values():
+        line = sector >> 2
+        u = units.setdefault(unit_of_line(line, kern, span), [0.0, {}])
+        u[0] += n
+        u[1][line] = u[1].get(line, 0) + 1
+    for n, lines in units.values():
+        k = sum(lines.values())
         if k > 1:
-            worst = max(worst, n * c / min(k, par))
+            steps = math.log2(len(lines)) + (1 if max(lines.values()) > 1 else 0)
+            worst = max(worst, n * c / min(k, par ** steps))
     return worst
 
 def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | None, sampled: bool,
@@ -346,7 +357,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     # address's operations one after the other (scaled from the sample when several sampled CTAs
     # share the address)
     h = max(streams.atomic_counts.values(), key=lambda v: v[0], default=None)
-    atomic_cycles = atomic_serial_cycles(streams.atomic_counts, f if sampled else 1.0, P.lat)
+    atomic_cycles = atomic_serial_cycles(streams.atomic_counts, f if sampled else 1.0, P.lat, H)
     hot_pcs = frozenset(h[3]) if h is not None and h[2] and len(h) > 3 else frozenset()   # shared by CTAs
     aw = [0.0]                  # the queueing each of those atomics sees at the slice (below)
 
@@ -457,7 +468,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     # same-address atomics serialise at the address's L2 slice, whichever SM sends them: the
     # hottest address's operations one after the other (scaled from the sample when several
     # sampled CTAs share the address)
-    atomic_cycles = atomic_serial_cycles(streams.atomic_counts, f if sampled else 1.0, P.lat)
+    atomic_cycles = atomic_serial_cycles(streams.atomic_counts, f if sampled else 1.0, P.lat, H)
     body = max(sm_cycles, dram_cycles, l2_cycles, atomic_cycles)
     cycles = over + body
     sm_busy = {}

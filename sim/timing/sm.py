@@ -101,6 +101,18 @@ class OpFacts:
     l1_bypass: bool = False     # .cg loads and cp.async.cg: cached in L2 only (PTX ISA 9.7.9.1), no L1 lookup
     smem_wf: float = 0.0        # wgmma: shared-memory wavefronts (128 B) its operands take, per warp
     acquire: bool = False       # an ``.acquire``/``.acq_rel`` load or atomic: what follows waits for it
+    packed: bool = False        # issued inside the previous instruction's SASS op (:func:`_packs_with_previous`)
+
+
+def _packs_with_previous(info) -> bool:
+    """Whether ptxas folds this instruction into the pending one of its kind in the same basic block:
+    two scalar ``cvt.rn.f16.f32`` become one ``F2FP.F16.F32.PACK_AB`` writing both halves of a register
+    (examples/h200/pipe_atomic sass.txt, cvt_f16_ffma: ``cvt.rn.f16.f32 %rs1, %f191;`` and
+    ``cvt.rn.f16.f32 %rs3, %f190;`` of two chains -> ``F2FP.F16.F32.PACK_AB R7, R8, R7``, the consumers
+    reading ``R7.H0_H0`` and ``R7.H1_H1``). The scalar ``cvt.rn.bf16.f32`` is not packed
+    (examples/h200/atomic_slice bf16_rt_indep: one instruction off the ALU and FMA pipes per conversion,
+    33,888 for 32,768)."""
+    return info is not None and info.family == "cvt" and info.in_dtype == "f32" and info.out_dtype == "f16"
 
 
 def _orders(ins) -> tuple[bool, bool]:
@@ -129,7 +141,12 @@ def op_facts(state, P: H200Params) -> list[OpFacts]:
     L = P.lat
     regs: dict[str, int] = {}
     out = []
-    for ins, info in zip(state.instructions, state.infos):
+    # basic-block starts (label pcs): a packing pair never spans one
+    starts = {i + f.base for f in getattr(state, "funcs", ()) for i in f.fn.labels.values()}
+    pend = False        # an unpaired scalar cvt.rn.f16.f32 earlier in this block (_packs_with_previous)
+    for pc, (ins, info) in enumerate(zip(state.instructions, state.infos)):
+        if pc in starts:
+            pend = False
         use = registers(ins)
         rd = tuple(regs.setdefault(r, len(regs)) for r in use.reads)
         wr = tuple(regs.setdefault(r, len(regs)) for r in use.writes)
@@ -197,13 +214,20 @@ def op_facts(state, P: H200Params) -> list[OpFacts]:
             elif fam == "wgmma.wait_group":
                 special = "wg_wait"
                 arg = float(ins.operands[0].value) if ins.operands and hasattr(ins.operands[0], "value") else 0.0
+        packed = False
+        if _packs_with_previous(info):
+            packed, pend = pend, not pend
+            if packed:                  # no issue slot, no pipe: the leader's F2FP writes it too
+                pipe = None
+        elif unit == U.CONTROL:
+            pend = False
         rel = acq = False
         if fam in ("st", "atom", "red", "ld"):
             rel, acq = _orders(ins)
         if special is None and fam in ("st", "atom", "red") and rel:
             special = "membar"          # ptxas puts a MEMBAR before a release store or atomic (as for fences)
         out.append(OpFacts(ins.full_opcode, pipe, float(lat), cause, rd, wr, special, arg, ins.span.line,
-                           "cg" in ins.modifiers, smem_wf, acq and fam in ("ld", "atom")))
+                           "cg" in ins.modifiers, smem_wf, acq and fam in ("ld", "atom"), packed))
     return out
 
 
@@ -560,7 +584,8 @@ class SM:
                         grp = None
                 s = streams[g]
                 pc, acc = s[ip[g]], accs[g][ip[g]]
-                free = acc is not None and acc[0][1] == "merged"   # part of a vector load: not issued
+                # part of a vector load, or a conversion packed into the previous one: not issued
+                free = (acc is not None and acc[0][1] == "merged") or f[pc].packed
                 if not free and sp_free[sp] > r:        # another warp has the issue slot
                     d = sp_free[sp] - r
                     ns += d

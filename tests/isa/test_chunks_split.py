@@ -125,7 +125,7 @@ def test_jobs_degrade_to_this_process_without_fork(monkeypatch):
     assert chunks.jobs_wanted(4) == 1 and chunks.jobs_wanted(0) == 1
 
 
-MEMO_KERNEL = """
+LIKE_KERNEL = """
 .visible .entry m{i}(.param .u64 out)
 {{
     .reg .pred %p<3>;
@@ -151,50 +151,38 @@ L{i}:  add.s32 %r3, %r2, 1;
 
 
 @pytest.mark.parametrize("fast", [False, True])
-def test_recalled_instruction_lines_give_the_parse_of_the_text(monkeypatch, fast):
-    """Lines learnt from earlier batches (StatementMemo) come back as the same instructions at
-    their own lines and columns (in scopes, after .loc, with guards, other indents; not inside a
-    block comment), so every batch is still the whole-file parse; with the fast path
-    (isa.ptx.fastpath) as well, which takes those lines before the memo sees them."""
+def test_many_like_kernels_give_the_parse_of_the_text(monkeypatch, fast):
+    """Kernels that repeat the same lines (in scopes, after .loc, with guards, other indents, a
+    copy inside a block comment): every batch is the whole-file parse, with the fast path
+    (isa.ptx.fastpath) and without it."""
     monkeypatch.setattr(parser, "FAST_PATH", fast)
     text = ".version 8.0\n.target sm_90\n.address_size 64\n.file 1 \"a.cu\"\n" + "".join(
-        MEMO_KERNEL.format(i=i) for i in range(12))
+        LIKE_KERNEL.format(i=i) for i in range(12))
     found = chunks.entries(text)
     split = chunks.Split.make(text, "m.ptx", found)
     assert check_split(text, "m.ptx", 600) == 12
     assert split is not None
-    # the same again with one memo across batches, counting the recalled lines
     whole = parser.parse(text, "m.ptx")
     for i in range(12):
         got = split.module(i, i + 1)
         want = [it for it in whole.items if not getattr(it, "is_kernel", False) or it.name == f"m{i}"]
         assert spans(got) == spans(whole.__class__(isa="ptx", items=tuple(want)))
         assert got.items == tuple(want)
-    # each later kernel recalls its 7 lines that are the same in every kernel and stand alone: not
-    # the branch (its label differs), the label line, the scope and the vector store (braces), nor
-    # the copy inside the block comment (substituted there, but a comment: ignored, as its text is)
-    if fast:                  # the fast path took them all: Lark learnt no line alone on its line
-        assert split.memo.recalled == 0
-        return
-    assert split.memo.recalled == 11 * 7
-    assert len(split.memo.templates) == 7 + 12       # the 7, and each kernel's own branch
 
 
-def test_a_recalled_line_where_no_instruction_may_stand_is_the_texts_error(tmp_path, monkeypatch):
-    """A line seen before, in a place where the text would not parse (inside an unfinished
-    statement): the error is the one the real text gives, with its source line. (The memo only:
-    the fast path would take the line before the memo learns it; tests/isa/test_fastpath.py.)"""
-    monkeypatch.setattr(parser, "FAST_PATH", False)
-    good = MEMO_KERNEL.format(i=0)
-    bad = MEMO_KERNEL.format(i=1).replace("    ld.param.u64 %rd1, [out];\n",
+def test_a_batch_that_does_not_parse_gives_the_text_s_error(monkeypatch):
+    """A kernel whose line continues an unfinished statement: its batch's error is the one the
+    real text gives, with its source line (with the fast path: its substituted parse fails and
+    the real text is parsed again)."""
+    good = LIKE_KERNEL.format(i=0)
+    bad = LIKE_KERNEL.format(i=1).replace("    ld.param.u64 %rd1, [out];\n",
                                           "    ld.param.u64 %rd1,\n    mov.u32 %r1, %tid.x;\n")
     text = ".version 8.0\n.target sm_90\n.address_size 64\n" + good + bad
     split = chunks.Split.make(text, "m.ptx")
     split.module(0, 1)
-    assert "mov.u32 %r1, %tid.x;" in split.memo.index
     with pytest.raises(Exception) as got:
         split.module(1, 2)
     with pytest.raises(Exception) as want:
         parser.parse(text, "m.ptx")
     assert str(got.value) == str(want.value) and got.value.span == want.value.span
-    assert got.value.source_line == want.value.source_line and "\x01" not in got.value.source_line
+    assert got.value.source_line == want.value.source_line and "\x02" not in got.value.source_line

@@ -170,3 +170,35 @@ def test_the_cli_parse_takes_the_fast_path():
     _, runs = fastpath.substitute(text, str(path))
     assert runs and parser.FAST_PATH
     assert dump(isa.loads(text, str(path), cache=False).items) == dump(parser.parse(text, str(path), fast=False).items)
+
+
+def test_every_corpus_and_bundled_file_is_parsed_once(monkeypatch):
+    """No file falls off the fast path (a substituted parse that fails is parsed again from the real
+    text, twice the work): nvcc -lineinfo files end with DWARF ``.section`` blocks whose labels
+    (``$L__info_string0:``) are section entries, not statements, and stay Lark's."""
+    parses = []
+    real = parser._parse
+    monkeypatch.setattr(parser, "_parse", lambda *a, **k: parses.append(a[1]) or real(*a, **k))
+    sections = 0
+    for path in FILES:
+        text = path.read_text()
+        try:
+            parser.parse(text, str(path), fast=False)
+        except KernlensError:
+            continue                      # a file of errors
+        parses.clear()
+        parser.parse(text, str(path), fast=True)
+        assert parses == [str(path)], path.name
+        sections += ".section" in text
+    assert sections >= 20                 # (the lineinfo files: reduce_sum, hgemm_wmma, dot_dp4a...)
+
+
+def test_a_section_s_lines_are_left_to_lark():
+    text = (".version 8.7\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n$L__BB0_1:\n    ret;\n}\n"
+            "\t.section\t.debug_str\n\t{\n$L__info_string0:\n.b8 107,0\n\t}\n"
+            ".visible .entry j()\n{\n$L__BB1_1:\n    ret;\n}\n")
+    sub, runs = fastpath.substitute(text, "t.ptx")
+    labels = [s.name for r in runs for s in r.statements if type(s) is ir.Label]
+    assert labels == ["$L__BB0_1", "$L__BB1_1"] and "$L__info_string0:" in sub
+    fast, slow = both(text)
+    assert dump(fast.items) == dump(slow.items)
