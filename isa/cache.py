@@ -9,8 +9,8 @@ Keys are content hashes: an entry's name is the BLAKE2b digest of what it was bu
 source text, the options) and of :func:`code_version`, the kernlens version together with the
 size and modification time of every source file of the packages that build it, so that editing
 the text *or* the code that reads it makes a new key (old entries are never read again, and age
-out). Each file holds a header (magic, the payload's length and digest) and a pickle; a file
-whose header or digest does not match, or that does not unpickle, is a miss and is removed.
+out). Each file holds a header (magic, the payload's length and its CRC-32) and a pickle; a file
+whose header or checksum does not match, or that does not unpickle, is a miss and is removed.
 Writers write a temporary file beside the entry and rename it into place (atomic on POSIX and
 Windows), so concurrent writers and readers see a whole entry or none. The folder is kept under
 ``$KERNLENS_CACHE_MB`` (default 512 MB): after each write the least recently used entries go.
@@ -27,13 +27,18 @@ from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 
+from zlib import crc32
+
 try:  # BLAKE2 without hashlib's OpenSSL start-up (~3 ms); hashlib's own blake2b is this one
     from _blake2 import blake2b
 except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import blake2b
 
-_MAGIC = b"kernlens-cache 1\n"
-_DIGEST = 32
+_MAGIC = b"kernlens-cache 2\n"
+#: bytes of the payload's checksum in the header: its CRC-32, which finds a torn or damaged file
+#: as a digest would (the keys, not this, tell entries apart), in a fifth of BLAKE2b's CPU (every
+#: entry a cached ``kernlens run`` reads, ~1.2 MB, is checked: ~1.1 -> ~0.2 ms, measured)
+_DIGEST = 4
 _LIMIT_MB = 512
 
 
@@ -134,6 +139,11 @@ def key(*parts: str | bytes) -> str:
     return h.hexdigest()
 
 
+def _checksum(body) -> bytes:
+    """The header's checksum of a payload (bytes-like): its CRC-32, :data:`_DIGEST` bytes."""
+    return crc32(body).to_bytes(_DIGEST, "little")
+
+
 def load(kind: str, name: str):
     """The object stored under ``kind/name``, or None (missing, off, or damaged: then removed)."""
     base = root()
@@ -150,9 +160,9 @@ def load(kind: str, name: str):
         if data[:len(_MAGIC)] != _MAGIC:
             raise ValueError("bad magic")
         size = int.from_bytes(data[len(_MAGIC):len(_MAGIC) + 8], "little")
-        body = data[head:]
-        if len(body) != size or blake2b(body, digest_size=_DIGEST).digest() != data[head - _DIGEST:head]:
-            raise ValueError("bad digest")
+        body = memoryview(data)[head:]                  # (not a copy of the payload)
+        if len(body) != size or _checksum(body) != data[head - _DIGEST:head]:
+            raise ValueError("bad checksum")
         with gc_paused():
             obj = pickle.loads(body)
     except Exception:  # noqa: BLE001 - any damaged entry is a miss
@@ -177,8 +187,7 @@ def store(kind: str, name: str, obj) -> bool:
         body = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:  # noqa: BLE001 - an object that does not pickle is simply not cached
         return False
-    data = b"".join((_MAGIC, len(body).to_bytes(8, "little"),
-                     blake2b(body, digest_size=_DIGEST).digest(), body))
+    data = b"".join((_MAGIC, len(body).to_bytes(8, "little"), _checksum(body), body))
     tmp = path / f".tmp-{os.getpid()}-{id(data):x}-{name}"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
