@@ -12,6 +12,11 @@ Example::
 
 from __future__ import annotations
 
+if __name__ == "__main__":   # ``python -m analyzer.cli``: the program imports this module itself, paused
+    from kernlens.cli import validate_entry
+
+    validate_entry()         # (ends the process)
+
 import argparse
 import gc
 import sys
@@ -487,12 +492,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def entry() -> None:
-    """The ``validate-kernel`` program: :func:`main` on ``sys.argv``, then a quick exit
-    (:func:`kernlens.cli.exit_now`)."""
-    from kernlens.cli import exit_now
+    """The ``validate-kernel`` program (:func:`kernlens.cli.validate_entry`, which the installed
+    command calls): :func:`main` on ``sys.argv``, then a quick exit."""
+    from kernlens.cli import validate_entry
 
-    exit_now(main())
-
-
-if __name__ == "__main__":
-    entry()
+    validate_entry()

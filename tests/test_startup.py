@@ -387,3 +387,35 @@ def test_the_program_imports_its_command_with_the_collector_paused(tmp_path):
     assert seen["numpy"] and seen["collections_before_main"] == 0, seen
     assert seen["enabled"] and seen["frozen"] > 10_000, seen
     assert seen["collections"] > 0                   # on again for the command itself
+
+
+VALIDATE_PAUSED = """
+import atexit, gc, json, os, runpy, sys
+import kernlens.cli as k
+seen = {"collections": 0}
+gc.callbacks.append(lambda phase, info: seen.__setitem__("collections", seen["collections"] + 1) if phase == "start"
+                    else None)
+paused = k.import_paused
+def probe(module):
+    before = seen["collections"]
+    paused(module)
+    seen.update(module=module, during=seen["collections"] - before, enabled=gc.isenabled(),
+                frozen=gc.get_freeze_count(), numpy="numpy" in sys.modules)
+k.import_paused = probe
+atexit.register(lambda: print(json.dumps(seen)))
+sys.argv = ["analyzer.cli", sys.argv[1], "-o", os.devnull]
+runpy.run_module("analyzer.cli", run_name="__main__")
+"""
+
+
+def test_validate_kernel_imports_its_analyses_with_the_collector_paused(tmp_path):
+    """``python -m analyzer.cli`` (and the installed ``validate-kernel``, kernlens.cli.validate_entry)
+    imports analyzer.cli, numpy and the IR with it, with no garbage collection, then freezes what
+    was imported: the collection after each file walks that file's IR and reports only."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), KERNLENS_CACHE=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", VALIDATE_PAUSED, "examples/ptx/hgemm_wmma.sm_90.ptx"], env=env,
+                         cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen.get("module") == "analyzer.cli" and seen["numpy"] and seen["during"] == 0, seen
+    assert seen["enabled"] and seen["frozen"] > 10_000, seen
