@@ -586,14 +586,14 @@ def device_buffers(spec: LaunchSpec, decoded: Mapping) -> dict[str, np.ndarray]:
 
 def kernel_args(spec: LaunchSpec, device: Mapping, decoded: Mapping | None = None) -> list:
     """The argument list for ``sim.run_kernel``: device buffers and numpy scalars, in order."""
-    from sim.ptx.tensormap import TensorMapArg as Bound
-
     out = []
     bufs = {b.name: b for b in spec.buffers}
     for a in spec.args:
         if isinstance(a, BufferArg):
             out.append(device[a.name])
         elif isinstance(a, TensorMapArg):
+            from sim.ptx.tensormap import TensorMapArg as Bound   # (imported by launches with a tensor map only)
+
             out.append(Bound(device[a.of], a.tensor_map(bufs[a.of]), a.of))
         else:
             out.append(decoded[a.name] if decoded is not None and a.name in decoded else a.numpy())

@@ -18,8 +18,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("textual", "tui", "networkx", "ml_dtypes", "lark", "lark_cython", "scipy", "dask", "pyarrow")
 #: submodules of a package the command does need that it must not import: numpy.ma (~10 ms of CPU;
-#: np.unique and np.percentile import it, sim.arrays does not)
-HEAVY_PARTS = ("numpy.ma",)
+#: np.unique and np.percentile import it, sim.arrays does not); sim.ptx.tensormap where no argument
+#: is a tensor map (~0.4 ms)
+HEAVY_PARTS = ("numpy.ma", "sim.ptx.tensormap")
 #: what a command needs only when the cache is empty: numpy.random (~12 ms of CPU) draws the
 #: inputs, which the cache then holds; shutil
 CACHED_AWAY = ("numpy.random",
