@@ -14,6 +14,11 @@ from pathlib import Path
 from isa.errors import InputError, Span
 
 MACHINES = Path(__file__).resolve().parent
+#: Where the first process that parses a model file also keeps a copy of its cache entry (named
+#: ``STEM.toml-KEY.pickle``, the key a hash of the file's text), as Python keeps bytecode beside the
+#: sources and :mod:`isa.ptx.parser` its Lark tables: a process whose user cache is empty reads it
+#: instead of importing tomllib and parsing (~4 ms CPU of every cold command with an empty cache).
+INSTALLED = MACHINES / "__pycache__"
 
 
 def names() -> list[str]:
@@ -45,6 +50,11 @@ def _read(path: Path) -> dict:
         raise InputError(f"cannot read machine model: {exc}", Span(str(path))) from None
     key = cache.key("machine-toml", text) if cache.enabled() else None     # tomllib: same text, same tables
     tables = cache.load("machine", key) if key else None
+    installed = INSTALLED / f"{path.name}-{key}.pickle"
+    if tables is None and key:                       # the copy beside the models, into the user cache
+        user = cache.folder("machine")
+        if cache.copy_if_missing(installed, user and user / f"{key}.pickle"):
+            tables = cache.load("machine", key)      # (a damaged copy is removed there, and replaced below)
     if tables is None:
         import tomllib
 
@@ -52,8 +62,12 @@ def _read(path: Path) -> dict:
             tables = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise InputError(f"machine model is not valid TOML: {exc}", Span(str(path))) from None
-        if key:
-            cache.store("machine", key, tables)
+        if key and cache.store("machine", key, tables) and path.parent == MACHINES:
+            # a copy beside the models that ship (other texts' copies of this file removed)
+            if cache.copy_over(cache.folder("machine") / f"{key}.pickle", installed):
+                for other in INSTALLED.glob(f"{path.name}-*.pickle"):
+                    if other != installed:
+                        other.unlink(missing_ok=True)
     return tables
 
 
