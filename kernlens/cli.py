@@ -8,6 +8,11 @@ and exit code 2 here, and only here.
 
 from __future__ import annotations
 
+import gc
+
+if __name__ == "__main__":   # ``python -m kernlens.cli``: argparse and the rest imported with the collector
+    gc.disable()             # paused too (entry() turns it on once the command's modules are frozen)
+
 import argparse
 import importlib
 import os
@@ -151,8 +156,6 @@ def import_paused(module: str) -> None:
     collector passed over them again and again while they were made and after (measured: 0.010 s
     of CPU in collections while a ``kernlens run`` imports numpy and the ``run`` command on a
     loaded 2-core machine; none with this); later collections never walk them."""
-    import gc
-
     was = gc.isenabled()
     gc.disable()
     try:
@@ -169,6 +172,7 @@ def entry() -> None:
     command = _command(sys.argv[1:])
     if command is not None:
         import_paused(SUBCOMMANDS[command])
+    gc.enable()              # (off from the start of ``python -m kernlens.cli``)
     exit_now(main())
 
 

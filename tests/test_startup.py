@@ -420,3 +420,31 @@ def test_validate_kernel_imports_its_analyses_with_the_collector_paused(tmp_path
     seen = json.loads(out.stdout.strip().splitlines()[-1])
     assert seen.get("module") == "analyzer.cli" and seen["numpy"] and seen["during"] == 0, seen
     assert seen["enabled"] and seen["frozen"] > 10_000, seen
+
+
+MODULE_PAUSED = """
+import atexit, gc, json, os, runpy, sys
+seen = {"before": 0, "after": 0}
+def count(phase, info):
+    if phase != "start":
+        return
+    main = sys.modules.get("__main__")
+    ours = str(getattr(main, "__file__", "")).endswith(os.path.join("kernlens", "cli.py"))
+    if ours:
+        seen["after" if "sim.launch" in sys.modules else "before"] += 1
+gc.callbacks.append(count)
+atexit.register(lambda: print(json.dumps(seen)))
+sys.argv = ["kernlens.cli", *sys.argv[1:]]
+runpy.run_module("kernlens.cli", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_python_m_kernlens_cli_imports_argparse_and_its_command_with_the_collector_paused(tmp_path):
+    """``python -m kernlens.cli`` turns the collector off from its first line (argparse's import
+    and the rest) until the command's modules are imported and frozen (kernlens.cli.entry)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), KERNLENS_CACHE=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", MODULE_PAUSED, *RUN], env=env, cwd=ROOT, capture_output=True,
+                         text=True)
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["before"] == 0 and seen["after"] > 0, seen
