@@ -66,6 +66,16 @@ def test_a_run_and_a_validation_import_nothing_heavy(tmp_path, module, argv):
     assert "numpy" in second and "isa" in second
 
 
+def test_a_cached_run_imports_no_pathlib(tmp_path):
+    """With the module, inputs and machine model in the cache, a PTX run opens its files by name
+    (kernlens.paths gives pathlib's names: ~3 ms of CPU for pathlib's import); the manifest's
+    reference beside it is found as before."""
+    for _ in range(2):                                           # the cache empty, then warm
+        rc, mods = imported(tmp_path, "kernlens.cli", *RUN)
+        assert rc == 0
+    assert "pathlib" not in mods, "pathlib"
+
+
 def test_a_timed_run_imports_no_numpy_ma(tmp_path):
     """The timing model's sector counts (sim.timing.streams) and the race reports (sim.ptx.order)
     take sim.arrays.distinct, not np.unique, which imports numpy.ma."""

@@ -18,7 +18,6 @@ import sys
 import time
 import weakref
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import numpy as np
 
@@ -54,7 +53,7 @@ def _load(module_or_path) -> ir.Module:
         return module_or_path
     import isa
 
-    return isa.load(str(module_or_path) if isinstance(module_or_path, Path) else module_or_path)
+    return isa.load(module_or_path)        # (a path or the text; isa.load tells them apart)
 
 
 def _dims3(v, what) -> tuple[int, int, int]:
