@@ -147,7 +147,13 @@ def load(path_or_text: str | os.PathLike, *, isa: str | None = None, lenient: bo
     """
     if isinstance(path_or_text, os.PathLike) or not _looks_like_text(path_or_text):
         path = os.fspath(path_or_text) if isinstance(path_or_text, os.PathLike) else str(path_or_text)
-        text = read_text(path)
-        return loads(text, path, isa=isa or detect_isa(text, path), lenient=lenient, diagnostics=diagnostics,
-                     kernels=kernels)
+        return load_file(path, isa=isa, lenient=lenient, diagnostics=diagnostics, kernels=kernels)
     return loads(path_or_text, isa=isa, lenient=lenient, diagnostics=diagnostics, kernels=kernels)
+
+
+def load_file(path: str, *, isa: str | None = None, lenient: bool = False, diagnostics: list | None = None,
+              kernels=None) -> Module:
+    """:func:`load` of the file ``path`` (the name its spans and errors give), never taken for text."""
+    text = read_text(path)
+    return loads(text, path, isa=isa or detect_isa(text, path), lenient=lenient, diagnostics=diagnostics,
+                 kernels=kernels)

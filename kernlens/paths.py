@@ -58,6 +58,40 @@ def joined(path, name: str) -> str:
     return (root + "/".join(parts + name_parts)) or "."
 
 
+def name(path) -> str:
+    """``Path(path).name``: the last name, ``''`` for none (``'/'``, ``'.'``)."""
+    if not _POSIX:
+        from pathlib import Path
+
+        return Path(path).name
+    parts = _parse(path)[1]
+    return parts[-1] if parts else ""
+
+
+def with_name(path, new: str) -> str:
+    """``str(Path(path).with_name(new))`` for a plain ``new`` (no separator); ``ValueError`` where
+    ``path`` has no name, as there."""
+    if not _POSIX:
+        from pathlib import Path
+
+        return str(Path(path).with_name(new))
+    root, parts = _parse(path)
+    if not parts or not new or new == "." or "/" in new:
+        raise ValueError(f"{os.fspath(path)!r} has an empty name" if not parts else f"invalid name {new!r}")
+    return root + "/".join(parts[:-1] + [new])
+
+
+def with_suffix(path, new: str) -> str:
+    """``str(Path(path).with_suffix(new))`` for a suffix such as ``'.json'``."""
+    if not _POSIX:
+        from pathlib import Path
+
+        return str(Path(path).with_suffix(new))
+    old = suffix(path)
+    base = name(path)
+    return with_name(path, (base[:-len(old)] if old else base) + new)
+
+
 def suffix(path) -> str:
     """``Path(path).suffix``: the last ``.ext`` of the last name, ``''`` for none (``'.bashrc'``, ``'a.'``)."""
     if not _POSIX:

@@ -25,8 +25,11 @@ def test_each_function_is_pathlib_s():
     assert len(cases) > 5000
     for c in cases:
         p = Path(c)
-        assert (paths.text(c), paths.parent(c), paths.suffix(c), paths.stem(c), paths.joined(c, "reference.py")) == \
-            (str(p), str(p.parent), p.suffix, p.stem, str(p / "reference.py")), c
+        assert (paths.text(c), paths.parent(c), paths.suffix(c), paths.stem(c), paths.joined(c, "reference.py"),
+                paths.name(c)) == (str(p), str(p.parent), p.suffix, p.stem, str(p / "reference.py"), p.name), c
+        if p.name:
+            assert paths.with_suffix(c, ".json") == str(p.with_suffix(".json")), c
+            assert paths.with_name(c, "k.cu") == str(p.with_name("k.cu")), c
     assert paths.text(Path("a//b/")) == "a/b" and paths.suffix(Path("k.PTX")) == ".PTX"
     for a in ("", "x", "/x", "//x"):
         for b in ("/abs/n.toml", "//two", "rel/./n.toml"):

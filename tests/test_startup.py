@@ -66,12 +66,16 @@ def test_a_run_and_a_validation_import_nothing_heavy(tmp_path, module, argv):
     assert "numpy" in second and "isa" in second
 
 
-def test_a_cached_run_imports_no_pathlib(tmp_path):
-    """With the module, inputs and machine model in the cache, a PTX run opens its files by name
-    (kernlens.paths gives pathlib's names: ~3 ms of CPU for pathlib's import); the manifest's
-    reference beside it is found as before."""
+@pytest.mark.parametrize("module,argv", [
+    ("kernlens.cli", ["run", "examples/ptx/dot_dp4a.sm_90.ptx", "--launch", "examples/manifest.json#dot_dp4a"]),
+    ("analyzer.cli", ["examples/ptx/hgemm_wmma.sm_90.ptx"]),
+])
+def test_a_cached_run_or_validation_imports_no_pathlib(tmp_path, module, argv):
+    """With the module, inputs and machine model in the cache, a PTX run and a validation open
+    their files by name (kernlens.paths gives pathlib's names: ~3 ms of CPU for pathlib's import);
+    the manifest's reference beside it is found as before."""
     for _ in range(2):                                           # the cache empty, then warm
-        rc, mods = imported(tmp_path, "kernlens.cli", *RUN)
+        rc, mods = imported(tmp_path, module, *argv)
         assert rc == 0
     assert "pathlib" not in mods, "pathlib"
 
