@@ -1,3 +1,6 @@
-"""The analyzer: CFG, loops, dataflow, dynamic estimates, patterns and reports (``validate-kernel``)."""
+"""The analyzer: CFG, loops, dataflow, dynamic estimates, patterns and reports (``validate-kernel``).
 
-import isa.dataclass_code  # noqa: F401 - isa's import installs it: this package's dataclasses take cached code
+(The package imports nothing itself: ``python -m analyzer.cli`` imports it before the program
+pauses the collector for the imports that follow, :func:`kernlens.cli.validate_entry`. Its
+modules import :mod:`isa` before defining their dataclasses, whose methods' code then comes from
+:mod:`isa.dataclass_code`.)"""

@@ -12,12 +12,16 @@ Example::
 
 from __future__ import annotations
 
+if __name__ == "__main__":   # ``python -m analyzer.cli``: the program imports this module itself, paused
+    from kernlens.cli import validate_entry
+
+    validate_entry()         # (ends the process)
+
 import argparse
 import gc
 import sys
-from pathlib import Path
 
-from kernlens import one_blas_thread
+from kernlens import one_blas_thread, paths
 
 one_blas_thread()    # before anything imports numpy
 
@@ -99,9 +103,9 @@ def _results(args, job: "_Job", progress: "_Progress"):
     from isa.ptx import chunks
 
     for f in args.files:
-        path = Path(f)
-        if args.kernel or job.want_sass or path.suffix.lower() in isa._ASCEND_SUFFIXES:
-            yield _analyse(isa.load(path, lenient=args.lenient, kernels=args.kernel or None), job)
+        path = paths.text(f)                  # str(Path(f)): the name a module loaded from the file gives
+        if args.kernel or job.want_sass or paths.suffix(f).lower() in isa._ASCEND_SUFFIXES:
+            yield _analyse(isa.load_file(path, lenient=args.lenient, kernels=args.kernel or None), job)
             gc.collect()             # the module's IR and reports (the collector is off in run())
             continue
         text = isa.read_text(path)
@@ -312,7 +316,8 @@ class _Output:
             text = render_sarif_results(self.sarif, precision=precision)
         if self.path:
             try:
-                Path(self.path).write_text(text)
+                with open(paths.text(self.path), "w") as out:
+                    out.write(text)
             except OSError as exc:
                 raise InputError(f"cannot write {self.path}: {exc.strerror}", Span(self.path)) from None
         else:
@@ -346,7 +351,8 @@ def _run(args: argparse.Namespace) -> int:
     if want_sass:
         import isa
 
-        modules = [isa.load(Path(f), lenient=args.lenient, kernels=args.kernel or None) for f in args.files]
+        modules = [isa.load_file(paths.text(f), lenient=args.lenient, kernels=args.kernel or None)
+                   for f in args.files]
         import isa.sass
 
         ptx = [m for m in modules if m.isa == "ptx"]
@@ -487,12 +493,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def entry() -> None:
-    """The ``validate-kernel`` program: :func:`main` on ``sys.argv``, then a quick exit
-    (:func:`kernlens.cli.exit_now`)."""
-    from kernlens.cli import exit_now
+    """The ``validate-kernel`` program (:func:`kernlens.cli.validate_entry`, which the installed
+    command calls): :func:`main` on ``sys.argv``, then a quick exit."""
+    from kernlens.cli import validate_entry
 
-    exit_now(main())
-
-
-if __name__ == "__main__":
-    entry()
+    validate_entry()

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
 from isa.errors import InputError
 from sim import machines
 
-MACHINES = machines.MACHINES
+
+def __getattr__(name: str):
+    """``MACHINES``: :data:`sim.machines.MACHINES` (a ``pathlib.Path``, made when first asked for)."""
+    if name == "MACHINES":
+        return machines.MACHINES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -42,14 +46,14 @@ def _v(node: dict, key: str):
     return item["value"] if isinstance(item, dict) else item
 
 
-def machine_path(name_or_path: str) -> Path:
+def machine_path(name_or_path: str) -> "Path":
     """``sim/machines/NAME.toml``, or the given ``.toml`` path; ``InputError`` when it does not exist."""
     return machines.path_of(name_or_path)
 
 
 @lru_cache(maxsize=8)
 def load_machine(name_or_path: str = "h200") -> RooflineModel:
-    path, data = machines.load(name_or_path)
+    path, data = machines.read(name_or_path)
     try:
         peaks = {k: float(_v(data["peak_per_sm_clk"], k)) for k in data["peak_per_sm_clk"]}
         sources = {f"peak_per_sm_clk.{k}": v["source"] for k, v in data["peak_per_sm_clk"].items()}

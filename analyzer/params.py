@@ -12,11 +12,12 @@ manifest's launch arguments (when the file is a corpus PTX), a Triton ``.json`` 
 from __future__ import annotations
 
 import json
+import os
 import re
-from pathlib import Path
 
 from isa.errors import InputError
 from isa.ir import Function, Module
+from kernlens import paths
 
 
 def parse_assignments(items: list[str], what: str = "--param") -> dict[str, int]:
@@ -48,7 +49,7 @@ def parse_dims(text: str | None, what: str) -> tuple[int, int, int] | None:
 def source_names(module: Module, fn: Function) -> list[str | None]:
     """Source-level names of the kernel's parameters, ``None`` where unknown."""
     n = len(fn.params)
-    path = Path(module.path) if module.path else None
+    path = paths.text(module.path) if module.path else None     # (str(Path(...)): no pathlib at start-up)
     if path is not None:
         names = _manifest_names(path, fn.name) or _triton_names(path) or _cuda_names(module, path, fn.name)
         if names:
@@ -56,14 +57,14 @@ def source_names(module: Module, fn: Function) -> list[str | None]:
     return [None] * n
 
 
-_MANIFESTS: dict[Path, tuple[tuple[int, int], dict | None]] = {}
+_MANIFESTS: dict[str, tuple[tuple[int, int], dict | None]] = {}
 
 
-def _manifest(path: Path) -> dict | None:
+def _manifest(path: str) -> dict | None:
     """The parsed manifest, read again only when the file's modification time or size changed
     (analysing a corpus asks once per kernel; this process keeps one parse)."""
     try:
-        st = path.stat()
+        st = os.stat(path)
     except OSError:
         return None
     stamp = (st.st_mtime_ns, st.st_size)
@@ -71,7 +72,8 @@ def _manifest(path: Path) -> dict | None:
     if hit is not None and hit[0] == stamp:
         return hit[1]
     try:
-        data = json.loads(path.read_text())
+        with open(path) as f:
+            data = json.loads(f.read())
     except (OSError, ValueError):
         data = None
     if not isinstance(data, dict):
@@ -80,22 +82,23 @@ def _manifest(path: Path) -> dict | None:
     return data
 
 
-def _manifest_names(path: Path, kernel: str) -> list[str] | None:
-    data = _manifest(path.parent.parent / "manifest.json")
+def _manifest_names(path: str, kernel: str) -> list[str] | None:
+    data = _manifest(paths.joined(paths.parent(paths.parent(path)), "manifest.json"))
     if data is None:
         return None
     for e in data.get("entries", ()):
-        if e.get("entry") == kernel and any(Path(p).name == path.name for p in e.get("ptx", {}).values()):
+        if e.get("entry") == kernel and any(paths.name(p) == paths.name(path) for p in e.get("ptx", {}).values()):
             return [a.get("scalar") or a.get("buffer") for a in e.get("launch", {}).get("args", ())]
     return None
 
 
-def _triton_names(path: Path) -> list[str] | None:
-    meta = path.with_suffix(".json")
-    if not meta.exists():
+def _triton_names(path: str) -> list[str] | None:
+    meta = paths.with_suffix(path, ".json")
+    if not paths.exists(meta):
         return None
     try:
-        data = json.loads(meta.read_text())
+        with open(meta) as f:
+            data = json.loads(f.read())
     except (OSError, ValueError):
         return None
     names = data.get("arg_names")
@@ -105,19 +108,20 @@ def _triton_names(path: Path) -> list[str] | None:
 _SIG = r"__global__\s+(?:__launch_bounds__\([^)]*\)\s*|__cluster_dims__\([^)]*\)\s*)*void\s+(?:__launch_bounds__\([^)]*\)\s*)*{name}\s*\(([^)]*)\)"
 
 
-def _cuda_sources(module: Module, path: Path) -> list[str]:
+def _cuda_sources(module: Module, path: str) -> list[str]:
     """The texts of the CUDA sources that may hold the module's kernel signatures: the ``.cu``
     files its ``.file`` entries name (each distinct name once: a big module repeats them) that
     exist here, then ``../cuda/<stem>.cu`` and ``<stem>.cu`` beside the PTX."""
     names = dict.fromkeys(f.name for f in module._files.values())
-    candidates = [c for c in map(Path, names) if c.suffix == ".cu"]
-    stem = path.name.split(".")[0]
-    candidates.append(path.parent.parent / "cuda" / f"{stem}.cu")
-    candidates.append(path.with_name(stem + ".cu"))
+    candidates = [paths.text(c) for c in names if paths.suffix(c) == ".cu"]
+    stem = paths.name(path).split(".")[0]
+    candidates.append(paths.joined(paths.parent(paths.parent(path)), f"cuda/{stem}.cu"))
+    candidates.append(paths.with_name(path, stem + ".cu"))
     texts = []
     for c in candidates:
         try:
-            texts.append(c.read_text(errors="replace"))
+            with open(c, errors="replace") as f:
+                texts.append(f.read())
         except OSError:
             continue
     return texts
@@ -128,7 +132,7 @@ def _cuda_sources(module: Module, path: Path) -> list[str]:
 _CUDA_TEXTS: list = [None, None, None]
 
 
-def _cuda_names(module: Module, path: Path, kernel: str) -> list[str] | None:
+def _cuda_names(module: Module, path: str, kernel: str) -> list[str] | None:
     if _CUDA_TEXTS[0] is module and _CUDA_TEXTS[1] == path:
         texts = _CUDA_TEXTS[2]
     else:

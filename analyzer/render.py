@@ -14,7 +14,6 @@ KL005       a precision-mode rule is broken (``--precision-mode``)
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from .jsontext import dumps
 from .report import KernelReport
@@ -243,6 +242,8 @@ def render_json_kernels(kernels: list[dict], *, precision: dict | None = None) -
 
 
 def _location(path: str, line: int, kernel: str) -> dict:
+    from pathlib import Path      # (SARIF output only: the text report imports no pathlib)
+
     uri = Path(path).as_posix() if path else "<text>"
     return {"physicalLocation": {"artifactLocation": {"uri": uri},
                                  "region": {"startLine": max(1, line)}},

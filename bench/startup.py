@@ -13,11 +13,12 @@ examples/manifest.json, a launch of 7,492 thread-instructions).
   ``python -m kernlens.cli run FILE --launch SPEC``; timed from outside (``bench/proc_time``:
   wall seconds, and user + system CPU seconds from ``wait4``). Three cache states, each stated:
   "empty cache" (``KERNLENS_CACHE`` a new, empty folder: parsed modules and inputs built from
-  scratch; Lark's tables and the code of the dataclasses' methods read from the copies the first
-  run left beside the code, ``isa/ptx/__pycache__`` and ``isa/__pycache__``, as Python's bytecode
-  is: one priming run of each command line with its own empty folder leaves them), "warm
-  cache" (the folder a previous process filled) and, for validate-kernel, "no cache"
-  (``KERNLENS_NO_CACHE=1``: Lark's tables built and every dataclass method compiled too).
+  scratch; Lark's tables, the code of the dataclasses' methods and the machine model's tables read
+  from the copies the first run left beside the code, ``isa/ptx/__pycache__``, ``isa/__pycache__``
+  and ``sim/machines/__pycache__``, as Python's bytecode is: one priming run of each command line
+  with its own empty folder leaves them), "warm cache" (the folder a previous process filled)
+  and, for validate-kernel, "no cache" (``KERNLENS_NO_CACHE=1``: Lark's tables built, every
+  dataclass method compiled and the machine model parsed too).
 * warm: the same command line run again inside one process that has run it once
   (``kernlens.cli.main(argv)`` with stdout discarded), timed inside (``perf_counter`` and
   ``process_time``): what is left is the launch itself.

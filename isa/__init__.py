@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
+
+from kernlens import paths
 
 from .dataclass_code import install as _install_dataclass_code
 
@@ -27,7 +29,7 @@ KERNEL_DIRECTIVE = {"ptx": ".entry", "ascend": ".kernel"}
 def detect_isa(text: str, path: str | None = None) -> str:
     """``ptx`` or ``ascend``: by suffix, else by the first directive in the text."""
     if path:
-        suffix = Path(path).suffix.lower()
+        suffix = paths.suffix(path).lower()
         if suffix == ".ptx":
             return "ptx"
         if suffix in _ASCEND_SUFFIXES:
@@ -43,26 +45,27 @@ def detect_isa(text: str, path: str | None = None) -> str:
     return "ptx"
 
 
-def read_text(path: str | Path) -> str:
+def read_text(path: str | os.PathLike) -> str:
     """Read a source file as text, or raise :class:`InputError` for binary or unreadable files."""
-    p = Path(path)
+    p = paths.text(path)                  # the file Path(path).read_bytes() opens, and its name
     try:
-        data = p.read_bytes()
+        with open(p, "rb") as f:
+            data = f.read()
     except FileNotFoundError:
-        raise InputError(f"no such file: {p}", Span(str(p))) from None
+        raise InputError(f"no such file: {p}", Span(p)) from None
     except IsADirectoryError:
-        raise InputError(f"is a directory, not a file: {p}", Span(str(p))) from None
+        raise InputError(f"is a directory, not a file: {p}", Span(p)) from None
     except OSError as exc:
-        raise InputError(f"cannot read {p}: {exc.strerror}", Span(str(p))) from None
+        raise InputError(f"cannot read {p}: {exc.strerror}", Span(p)) from None
     if b"\x00" in data[:1 << 20]:
-        raise InputError(f"not a text file (binary data): {p}", Span(str(p)))
+        raise InputError(f"not a text file (binary data): {p}", Span(p))
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         # PTX is ASCII; say where the first bad byte is.
         line = data[: exc.start].count(b"\n") + 1
         col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise InputError(f"not a text file: byte 0x{data[exc.start]:02x} is not UTF-8", Span(str(p), line, col)) from None
+        raise InputError(f"not a text file: byte 0x{data[exc.start]:02x} is not UTF-8", Span(p, line, col)) from None
 
 
 #: texts up to this size have their parse cached on disk (:mod:`isa.cache`); a bigger file is
@@ -136,15 +139,21 @@ def _looks_like_text(s: str) -> bool:
     return "\n" in s or head.startswith((".version", ".target", ".kernel", ".arch", ".meta", ".core", "//", "{"))
 
 
-def load(path_or_text: str | Path, *, isa: str | None = None, lenient: bool = False,
+def load(path_or_text: str | os.PathLike, *, isa: str | None = None, lenient: bool = False,
          diagnostics: list | None = None, kernels=None) -> Module:
     """Read a Module from a file path, or from assembly text when given text.
 
     Text is recognised by containing a newline or a directive; anything else is a path.
     """
-    if isinstance(path_or_text, Path) or not _looks_like_text(path_or_text):
-        path = str(path_or_text)
-        text = read_text(path)
-        return loads(text, path, isa=isa or detect_isa(text, path), lenient=lenient, diagnostics=diagnostics,
-                     kernels=kernels)
+    if isinstance(path_or_text, os.PathLike) or not _looks_like_text(path_or_text):
+        path = os.fspath(path_or_text) if isinstance(path_or_text, os.PathLike) else str(path_or_text)
+        return load_file(path, isa=isa, lenient=lenient, diagnostics=diagnostics, kernels=kernels)
     return loads(path_or_text, isa=isa, lenient=lenient, diagnostics=diagnostics, kernels=kernels)
+
+
+def load_file(path: str, *, isa: str | None = None, lenient: bool = False, diagnostics: list | None = None,
+              kernels=None) -> Module:
+    """:func:`load` of the file ``path`` (the name its spans and errors give), never taken for text."""
+    text = read_text(path)
+    return loads(text, path, isa=isa or detect_isa(text, path), lenient=lenient, diagnostics=diagnostics,
+                 kernels=kernels)

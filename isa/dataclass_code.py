@@ -30,15 +30,15 @@ from __future__ import annotations
 
 import dataclasses
 import marshal
+import os
 import sys
-from pathlib import Path
 
 #: the packages whose dataclasses take their code from here
 PACKAGES = ("isa", "sim", "analyzer", "kernlens", "tui")
 #: the entry kind in :mod:`isa.cache`
 KIND = "code"
 #: where a copy of the entry is kept for processes whose user cache is empty
-INSTALLED = Path(__file__).resolve().parent / "__pycache__"
+INSTALLED = os.path.join(os.path.dirname(os.path.realpath(__file__)), "__pycache__")
 
 _codes: dict[str, dict[str, bytes]] | None = None   # module -> text -> marshalled code, loaded at first use
 _used: dict[str, dict[str, bytes]] = {}              # module -> the texts this process exec'd for it
@@ -120,8 +120,9 @@ def _load() -> dict[str, dict[str, bytes]]:
     name = entry_name()
     got = cache.load(KIND, name)
     if got is None:
-        user = cache.folder(KIND)
-        if cache.copy_if_missing(INSTALLED / f"{name}.pickle", user and user / f"{name}.pickle"):
+        user = cache.folder_text(KIND)
+        if cache.copy_if_missing(os.path.join(INSTALLED, f"{name}.pickle"),
+                                 user and os.path.join(user, f"{name}.pickle")):
             got = cache.load(KIND, name)
     return {m: t for m, t in got.items() if isinstance(t, dict)} if isinstance(got, dict) else {}
 
@@ -145,9 +146,9 @@ def save() -> None:
     entry.update(_used)
     if not cache.store(KIND, name, entry):
         return
-    src = cache.folder(KIND)
+    src = cache.folder_text(KIND)
     if src is not None:
-        cache.copy_over(src / f"{name}.pickle", INSTALLED / f"{name}.pickle")
+        cache.copy_over(os.path.join(src, f"{name}.pickle"), os.path.join(INSTALLED, f"{name}.pickle"))
 
 
 def reset() -> None:

@@ -21,7 +21,6 @@ import importlib.util
 import json
 import sys
 from dataclasses import asdict, is_dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -31,6 +30,7 @@ import numpy as np
 from analyzer.dataflow import Launch
 from analyzer.report import analyze_function
 from isa.errors import InputError, Span
+from kernlens import paths
 from sim import launch as L
 
 PTX_MACHINES = ("h200",)
@@ -106,7 +106,7 @@ def _is_ascend(args) -> bool:
     m = (args.machine or "").lower()
     if m.endswith(".toml"):  # a machine model file: only the Ascend-like simulator reads those
         return True
-    return m in ASCEND_MACHINES or (not m and Path(args.file).suffix.lower() in ASCEND_SUFFIXES)
+    return m in ASCEND_MACHINES or (not m and paths.suffix(args.file).lower() in ASCEND_SUFFIXES)
 
 
 def run(args) -> int:
@@ -136,8 +136,8 @@ def load_reference(ref: str):
     if not sep or not mod_name or not fn_name:
         raise InputError(f"--reference must be MODULE:FUNCTION, got {ref!r}")
     try:
-        if mod_name.endswith(".py") or Path(mod_name).exists():
-            spec = importlib.util.spec_from_file_location(Path(mod_name).stem + "_reference", mod_name)
+        if mod_name.endswith(".py") or paths.exists(mod_name):
+            spec = importlib.util.spec_from_file_location(paths.stem(mod_name) + "_reference", mod_name)
             if spec is None or spec.loader is None:
                 raise ImportError(mod_name)
             module = importlib.util.module_from_spec(spec)

@@ -18,15 +18,16 @@ their values are rounded to the buffer dtype (RNE; e4m3 saturates at 448).  Valu
 from __future__ import annotations
 
 import json
+import os
 import re
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from isa.errors import InputError, Span
+from kernlens import paths
 
 from sim.numerics import codec
 
@@ -380,15 +381,16 @@ def parse_launch(obj: Mapping, *, source: str = "<launch>", text: str | None = N
                       kernel=obj.get("kernel"), extra=tuple(extra))
 
 
-def load_launch(ref: str | Path, kernel: str | None = None) -> LaunchSpec:
+def load_launch(ref: str | os.PathLike, kernel: str | None = None) -> LaunchSpec:
     """Read a launch spec: ``spec.json`` (the launch object itself, or a manifest entry with a
     ``launch`` key) or ``manifest.json#entry``.  A manifest without ``#entry`` is searched for
     the entry whose kernel is ``kernel``."""
     ref = str(ref)
     path, _, entry = ref.partition("#")
-    p = Path(path)
+    p = paths.text(path)                 # the file Path(path).read_text() opens
     try:
-        text = p.read_text()
+        with open(p) as f:
+            text = f.read()
     except OSError as exc:
         raise InputError(f"cannot read launch spec: {exc.strerror or exc}", Span(path)) from None
     try:
@@ -406,22 +408,22 @@ def load_launch(ref: str | Path, kernel: str | None = None) -> LaunchSpec:
         if not found:
             raise InputError(f"manifest has no entry {want!r}", _locate(text, path, '"entries"'),
                              expected=[e.get("name") for e in entries])
-        return spec_from_entry(found[0], source=path, text=text, base=p.parent)
+        return spec_from_entry(found[0], source=path, text=text, base=paths.parent(p))
     if entry:
         raise InputError(f"{path} is not a manifest (no 'entries'); drop '#{entry}'", Span(path))
     if isinstance(obj, Mapping) and "launch" in obj:
-        return spec_from_entry(obj, source=path, text=text, base=p.parent)
+        return spec_from_entry(obj, source=path, text=text, base=paths.parent(p))
     return parse_launch(obj, source=path, text=text)
 
 
 def spec_from_entry(entry: Mapping, *, source: str = "<manifest>", text: str | None = None,
-                    base: Path | None = None) -> LaunchSpec:
+                    base: str | os.PathLike | None = None) -> LaunchSpec:
     """The launch of a manifest entry, with its reference (``reference.py:ref_x`` beside the
     manifest) and tolerances."""
     spec = parse_launch(entry["launch"], source=source, text=text, name=entry.get("name"))
     ref = entry.get("reference")
-    if ref and ":" not in ref and base is not None and (base / "reference.py").exists():
-        ref = f"{base / 'reference.py'}:{ref}"
+    if ref and ":" not in ref and base is not None and paths.exists(paths.joined(base, "reference.py")):
+        ref = f"{paths.joined(base, 'reference.py')}:{ref}"
     tol = entry.get("tolerance") or {}
     per = entry.get("per_output") or tol.get("per_output") or {}
     return LaunchSpec(grid=spec.grid, block=spec.block, args=spec.args,
@@ -498,7 +500,7 @@ def build_inputs(spec: LaunchSpec, seed: int | None = None) -> dict:
     return out
 
 
-def read_npz(path: str | Path) -> dict[str, np.ndarray]:
+def read_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """Every array of an ``.npz`` file; a missing, empty, pickled or non-``.npz`` file is an
     :class:`InputError` (``in.npz: error: ...``), never a traceback."""
     import zipfile
@@ -520,7 +522,7 @@ def read_npz(path: str | Path) -> dict[str, np.ndarray]:
         raise InputError(f"cannot read inputs: {exc or type(exc).__name__}", Span(path)) from None
 
 
-def load_inputs(spec: LaunchSpec, path: str | Path) -> dict:
+def load_inputs(spec: LaunchSpec, path: str | os.PathLike) -> dict:
     """Decoded inputs from an ``.npz`` (keys ``NAME`` or ``in_NAME``, decoded values or device
     storage); scalars missing from the file take the spec's values."""
     z = read_npz(path)
@@ -586,14 +588,14 @@ def device_buffers(spec: LaunchSpec, decoded: Mapping) -> dict[str, np.ndarray]:
 
 def kernel_args(spec: LaunchSpec, device: Mapping, decoded: Mapping | None = None) -> list:
     """The argument list for ``sim.run_kernel``: device buffers and numpy scalars, in order."""
-    from sim.ptx.tensormap import TensorMapArg as Bound
-
     out = []
     bufs = {b.name: b for b in spec.buffers}
     for a in spec.args:
         if isinstance(a, BufferArg):
             out.append(device[a.name])
         elif isinstance(a, TensorMapArg):
+            from sim.ptx.tensormap import TensorMapArg as Bound   # (imported by launches with a tensor map only)
+
             out.append(Bound(device[a.of], a.tensor_map(bufs[a.of]), a.of))
         else:
             out.append(decoded[a.name] if decoded is not None and a.name in decoded else a.numpy())

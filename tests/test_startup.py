@@ -18,8 +18,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("textual", "tui", "networkx", "ml_dtypes", "lark", "lark_cython", "scipy", "dask", "pyarrow")
 #: submodules of a package the command does need that it must not import: numpy.ma (~10 ms of CPU;
-#: np.unique and np.percentile import it, sim.arrays does not)
-HEAVY_PARTS = ("numpy.ma",)
+#: np.unique and np.percentile import it, sim.arrays does not); sim.ptx.tensormap where no argument
+#: is a tensor map (~0.4 ms)
+HEAVY_PARTS = ("numpy.ma", "sim.ptx.tensormap")
 #: what a command needs only when the cache is empty: numpy.random (~12 ms of CPU) draws the
 #: inputs, which the cache then holds; shutil
 CACHED_AWAY = ("numpy.random",
@@ -63,6 +64,20 @@ def test_a_run_and_a_validation_import_nothing_heavy(tmp_path, module, argv):
     cached_away = set(HEAVY + HEAVY_PARTS + CACHED_AWAY)
     assert rc == 0 and not second & cached_away, second & cached_away   # from the cache: no parser, no draws
     assert "numpy" in second and "isa" in second
+
+
+@pytest.mark.parametrize("module,argv", [
+    ("kernlens.cli", ["run", "examples/ptx/dot_dp4a.sm_90.ptx", "--launch", "examples/manifest.json#dot_dp4a"]),
+    ("analyzer.cli", ["examples/ptx/hgemm_wmma.sm_90.ptx"]),
+])
+def test_a_cached_run_or_validation_imports_no_pathlib(tmp_path, module, argv):
+    """With the module, inputs and machine model in the cache, a PTX run and a validation open
+    their files by name (kernlens.paths gives pathlib's names: ~3 ms of CPU for pathlib's import);
+    the manifest's reference beside it is found as before."""
+    for _ in range(2):                                           # the cache empty, then warm
+        rc, mods = imported(tmp_path, module, *argv)
+        assert rc == 0
+    assert "pathlib" not in mods, "pathlib"
 
 
 def test_a_timed_run_imports_no_numpy_ma(tmp_path):
@@ -387,3 +402,74 @@ def test_the_program_imports_its_command_with_the_collector_paused(tmp_path):
     assert seen["numpy"] and seen["collections_before_main"] == 0, seen
     assert seen["enabled"] and seen["frozen"] > 10_000, seen
     assert seen["collections"] > 0                   # on again for the command itself
+
+
+VALIDATE_PAUSED = """
+import atexit, gc, json, os, runpy, sys
+import kernlens.cli as k
+seen = {"collections": 0}
+gc.callbacks.append(lambda phase, info: seen.__setitem__("collections", seen["collections"] + 1) if phase == "start"
+                    else None)
+paused = k.import_paused
+def probe(module):
+    before = seen["collections"]
+    paused(module)
+    seen.update(module=module, during=seen["collections"] - before, enabled=gc.isenabled(),
+                frozen=gc.get_freeze_count(), numpy="numpy" in sys.modules)
+k.import_paused = probe
+atexit.register(lambda: print(json.dumps(seen)))
+sys.argv = ["analyzer.cli", sys.argv[1], "-o", os.devnull]
+runpy.run_module("analyzer.cli", run_name="__main__")
+"""
+
+
+def test_validate_kernel_imports_its_analyses_with_the_collector_paused(tmp_path):
+    """``python -m analyzer.cli`` (and the installed ``validate-kernel``, kernlens.cli.validate_entry)
+    imports analyzer.cli, numpy and the IR with it, with no garbage collection, then freezes what
+    was imported: the collection after each file walks that file's IR and reports only."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), KERNLENS_CACHE=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", VALIDATE_PAUSED, "examples/ptx/hgemm_wmma.sm_90.ptx"], env=env,
+                         cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen.get("module") == "analyzer.cli" and seen["numpy"] and seen["during"] == 0, seen
+    assert seen["enabled"] and seen["frozen"] > 10_000, seen
+
+
+MODULE_PAUSED = """
+import atexit, gc, json, os, runpy, sys
+seen = {"before": 0, "after": 0}
+def count(phase, info):
+    if phase != "start":
+        return
+    main = sys.modules.get("__main__")
+    ours = str(getattr(main, "__file__", "")).endswith(os.path.join("kernlens", "cli.py"))
+    if ours:
+        seen["after" if "sim.launch" in sys.modules else "before"] += 1
+gc.callbacks.append(count)
+atexit.register(lambda: print(json.dumps(seen)))
+sys.argv = ["kernlens.cli", *sys.argv[1:]]
+runpy.run_module("kernlens.cli", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_python_m_kernlens_cli_imports_argparse_and_its_command_with_the_collector_paused(tmp_path):
+    """``python -m kernlens.cli`` turns the collector off from its first line (argparse's import
+    and the rest) until the command's modules are imported and frozen (kernlens.cli.entry)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), KERNLENS_CACHE=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", MODULE_PAUSED, *RUN], env=env, cwd=ROOT, capture_output=True,
+                         text=True)
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["before"] == 0 and seen["after"] > 0, seen
+
+
+def test_the_analyzer_package_imports_nothing():
+    """``python -m analyzer.cli`` imports the package before the program can pause the collector
+    (kernlens.cli.validate_entry): the package itself imports nothing, so that isa, numpy and the
+    analyses are imported paused (measured: 10 fewer collections, ~1.5 ms of CPU)."""
+    code = "import sys, analyzer; print(sorted(m for m in sys.modules if m.split('.')[0] in ('isa', 'numpy', 'sim')))"
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

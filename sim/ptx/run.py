@@ -14,10 +14,10 @@ takes the raw bytes of its argument.
 
 from __future__ import annotations
 
+import sys
 import time
 import weakref
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import numpy as np
 
@@ -53,7 +53,7 @@ def _load(module_or_path) -> ir.Module:
         return module_or_path
     import isa
 
-    return isa.load(str(module_or_path) if isinstance(module_or_path, Path) else module_or_path)
+    return isa.load(module_or_path)        # (a path or the text; isa.load tells them apart)
 
 
 def _dims3(v, what) -> tuple[int, int, int]:
@@ -101,9 +101,11 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
     t0 = time.perf_counter()
     module = _load(module_or_path)
     fn = module.function(entry)
-    from .tensormap import TensorMapArg
-
-    if any(isinstance(a, TensorMapArg) for a in args):
+    # a tensor-map argument is an instance of sim.ptx.tensormap's class: where that module was never
+    # imported there is none, and it is not imported for nothing (~0.4 ms CPU of a cold run)
+    tensormap = sys.modules.get(f"{__package__}.tensormap")
+    TensorMapArg = tensormap.TensorMapArg if tensormap is not None else ()
+    if TensorMapArg and any(isinstance(a, TensorMapArg) for a in args):
         jobs = 1                       # the maps hold device addresses of this process's layout
     if jobs and jobs > 1 and ctas is None and timing is None:
         from .parallel import run_parallel
