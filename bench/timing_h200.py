@@ -28,6 +28,8 @@ list against the toml), each fitted on data outside the held-out third:
   examples/h200/mem_sweep), no corpus kernel;
 * ``dram_line_overhead``: the project's microbenchmark strided_load_32 (examples/h200/microbench.json), no
   corpus kernel;
+* ``dram_rw_turnaround`` (DRAM time of mixed read and write traffic): the project's microbenchmark
+  copy_dram_perf (examples/h200/microbench.json), no corpus kernel;
 * ``l2_read_queue`` (the loaded L2 read latency): the microbenchmarks read_cg_4m_w32 and read_cg_4m
   (examples/h200/mem_sweep, examples/h200/l2_sweep), no corpus kernel;
 * ``atomic_line_parallel``: the project's atomic sweep microbenchmark atomic_spacing_4x32

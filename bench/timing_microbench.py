@@ -58,6 +58,7 @@ FIT = {
     "copy_cg_24m": "hierarchy.l2_reuse_full, l2_reuse_none",
     "read_cg_4m_w32": "hierarchy.l2_read_queue",
     "read_cg_4m": "hierarchy.l2_read_queue",
+    "copy_dram_perf": "hierarchy.dram_rw_turnaround",
 }
 
 

@@ -239,6 +239,14 @@ def first_touch_split(miss_rate: float, loads: float, first: float) -> tuple[flo
     return 1.0 - mf, 1.0 - mr
 
 
+def dram_bytes_time(read: float, write: float, turnaround: float) -> float:
+    """A launch's DRAM time in bytes at the read rate (``hierarchy.dram_bw``): its read and write
+    bytes, and ``turnaround`` per byte of the smaller of the two streams (the bus turns around
+    between reads and writes; hierarchy.dram_rw_turnaround). copy_dram_perf (268.4 MB read,
+    245.3 MB written): 572.1 MB, 276,293 cycles at 4.1 TB/s; a read-only launch: its bytes."""
+    return read + write + turnaround * min(read, write)
+
+
 def occupancy_of(module, fn_name: str, state, machine: str = "h200"):
     regs = registers_per_thread(module, fn_name)
     occ = occupancy(machine, regs.per_thread, state.static_shared_end + state.dynamic_shared, state.nthreads)
@@ -311,13 +319,12 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     accesses = streams.global_sectors * f
     foot = (rd + wr) * 32
     h2 = max(0.0, 1.0 - (rd + wr) / accesses) if accesses else 1.0
-    # The replay's L2 hit rate (the latency blend of its loads) stays this footprint estimate, scaled
-    # down by L2 / footprint over the L2 size: the DRAM latency constants (latency_cycles.global_dram,
-    # hierarchy.dram_queue_latency) were fitted with it. The capacity misses below (reuse distances)
-    # give the DRAM bytes, the DRAM time and the L2 hit rate; put into the replay instead they make
-    # softmax_rows_warp +39 % and no (global_dram, dram_queue_latency) of bench/fit_dram_latency.py's
-    # grid fits the ten calibration DRAM kernels better than 15 % MAPE (the replay's memory-level
-    # parallelism of those kernels is the suspect; issue #10)
+    # The first replay's L2 hit rate (the latency blend of its loads) is this footprint estimate,
+    # scaled down by L2 / footprint over the L2 size; the replay after it takes the capacity misses
+    # of its reuse distances instead (below). That made softmax_rows_warp +39 % while the scheduler
+    # kept its write pass's ld.global.nc loads after the stores (one load in flight per warp where
+    # ptxas issues four: sim.timing.schedule); the DRAM latency constants (latency_cycles.global_dram,
+    # hierarchy.dram_queue_latency) were fitted with the footprint estimate
     if foot > l2_bytes:
         h2 *= l2_bytes / foot
     shared_alloc = getattr(occ, "carveout_bytes", 0) or 0
@@ -368,16 +375,31 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
                 hot_atomics=hot_pcs, atomic_wait=aw[0], l2_read_bpc=l2_read_bpc, l2_hit_first=h2s[1])
         return sm.run(per_sm[i], ids=list(lists[i]) if waits is not None else None, waits=waits)
 
+    traffic: dict = {}          # id(runs) -> dram_traffic(runs): the reuse pass is done once per replay
+
     def dram_traffic(runs):
+        if id(runs) not in traffic:
+            traffic.clear()
+            traffic[id(runs)] = (runs, _dram_traffic(runs))
+        return traffic[id(runs)][1]
+
+    def _dram_traffic(runs):
         """(L2 load sectors re-read from DRAM, DRAM write-back bytes, store bytes), scaled to the launch.
-        Writes: the dirty lines the L2 evicts while the launch runs (a sample's evictions scale with
-        the launch; the dirty lines its SMs leave at their end are left by every SM's last CTAs only)"""
+        Writes: the dirty lines the L2 evicts while the launch runs (a sample's: below)"""
         g = f if sampled else 1.0
         sts = (sum(r.l2_sectors for r in runs) - sum(r.l2_load_sectors for r in runs)) * g
         u = min(1.0, wr / sts) if sts > 0 else 1.0
         c, wb, left = l2_capacity(runs, foot, active, H, u)
         if sampled:
-            wb = wb * f + left * (f - min(f, float(active)))
+            # a sample's dirty lines scale with the launch; at its end the L2 holds dirty the written
+            # share of the bytes within its reuse window of the end (survival: full up to
+            # l2_reuse_full, none beyond l2_reuse_none, on average their mean), the rest was written
+            # back while it ran. A sample's own end says nothing of that: its SMs' last CTAs are a
+            # few of the launch's. ncu dram__bytes_write: copy_cg_64m_1x 47.6 MB (model 44.0),
+            # copy_cg_32m 47.4 (44.5); was 43.3 and 43.6 when the sample's own end was the launch's
+            tot = (wb + left) * f
+            share = wr / (rd + wr) if rd + wr > 0 else 1.0
+            wb = tot - min(tot, share * 0.5 * (H["l2_reuse_full"] + H["l2_reuse_none"]))
         return c * g, wb, sts * 32
 
     def replay(dram_latency):
@@ -392,6 +414,10 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     # only when the DRAM time is over a tenth of the SM time
     R = {k: v["value"] for k, v in raw["replay"].items()}         # when to replay again (h200.toml [replay])
     L0, q = P.lat["global_dram"], H.get("dram_queue_latency", 0.0)
+    # reads and writes share the DRAM bus: each switch between them costs a turnaround, the fewer
+    # switches the more one-sided the traffic (hierarchy.dram_rw_turnaround: DRAM time per byte of
+    # the smaller of the two streams)
+    turn = H.get("dram_rw_turnaround", 0.0)
     dram_min = (rd + wr) * 32 / (H["dram_bw"] / P.hz)
 
     def loaded(t):
@@ -406,9 +432,17 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     g_ = f if sampled else 1.0
     ll = sum(r.l2_load_sectors for r in runs) * g_
     if ll > 0:
-        h2_loads = max(0.0, 1.0 - rd / ll)
-        if foot > l2_bytes:
-            h2_loads *= l2_bytes / foot
+        # the load sectors the L2 reads from DRAM: the first touches and the re-reads the L2 dropped
+        # (the capacity misses of the reuse distances, l2_capacity; the footprint estimate above
+        # only guesses them: a 64 MiB copy done twice reads both passes from DRAM, ncu 24 L2 hits of
+        # 2.1 M read sectors on copy_cg_32m, where the estimate had 60 / 64 of the re-reads hit).
+        # They are DRAM reads as the first touches are: the loaded DRAM latency counts them too
+        cap0, wb0, _ = dram_traffic(runs)
+        h2_loads = max(0.0, 1.0 - (rd + cap0) / ll)
+        rd_all = rd + cap0
+        # (the written footprint stands for the writes, as the DRAM latency constants were fitted; the
+        # bus turnaround is paid on the writes that reach the DRAM: the write-backs)
+        dram_min = (dram_bytes_time(rd_all * 32, wb0, turn) + wr * 32 - wb0) / (H["dram_bw"] / P.hz)
         # ... and where its misses fall: a sector an SM has not touched before misses first (it was
         # brought to the L2 by no SM, or by another SM), one it touched before only when the misses
         # are more than the SMs' first touches (read_cg_16m: 16 MiB read 8 times, the first pass
@@ -461,7 +495,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     # chip, exceeds what the L2 keeps: l2_capacity)
     cap, dram_write, _ = dram_traffic(runs)
     dram_read = (rd + cap) * 32 * gran
-    dram_cycles = (dram_read * (tgran / gran) + dram_write) / (H["dram_bw"] / P.hz)
+    dram_cycles = (dram_bytes_time(dram_read, dram_write, turn) + dram_read * (tgran / gran - 1.0)) / (H["dram_bw"] / P.hz)
     # L2 work: load sectors that missed L1 and atomics at 32 bytes each, stores at their cost (sim.timing.sm)
     l2_cycles = sum(r.l2_work for r in runs) * (f if sampled else 1.0) / (H["l2_bw"] / P.hz)
     over = H["launch_overhead"]

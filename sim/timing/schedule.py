@@ -23,7 +23,8 @@ What is modelled (*modelled*, an approximation of ptxas's scheduler, not its cod
   the region in PTX order;
 * dependences: registers (read after write with the producer's latency, write after read and
   write after write in order), memory (a load stays after an earlier store to the same state space
-  or a generic one; stores and atomics keep their order with every load and store of that space),
+  or a generic one, except a non-coherent ``ld.global.nc``, whose data no store of the kernel may
+  change; stores and atomics keep their order with every load and store of that space),
   and barriers: synchronisation, control, calls and instructions without tables keep everything
   on their side;
 * the scheduler is cycle-driven: each cycle it issues, among instructions whose operands are ready,
@@ -213,7 +214,12 @@ def _schedule(ins, infos, facts, base, a, b, glat, registers, merged, conv=None)
                 for x in reads_since.get(r, ()):
                     if x != j:
                         p[x] = max(p.get(x, 0.0), 0.0)
-        if (load or store) and sp not in _FREE:
+        # a non-coherent load (ld.global.nc: data read-only for the kernel's lifetime, isa table
+        # extra["nc"]) is ordered against no store: ptxas hoists it above the stores before it
+        # (softmax_rows_warp's write pass: LDG.E.CONSTANT x4 above the STG.E x4 of the iteration before)
+        if load and info is not None and (info.extra or {}).get("nc"):
+            pass
+        elif (load or store) and sp not in _FREE:
             keys = _SPACES[:3] + (None,) if sp is None else (sp, None)
             for key in keys:
                 s = last_store.get(key)

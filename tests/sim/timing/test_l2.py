@@ -152,6 +152,29 @@ def test_l2_capacity_misses_from_reuse_distance(monkeypatch):
         assert t["memory"]["l2_hit_rate"] < small["memory"]["l2_hit_rate"]
 
 
+def test_the_replay_prices_capacity_misses_at_dram(monkeypatch):
+    # the same 2.06 MiB read 3 times: with the whole footprint in the L2 the re-reads are priced as L2
+    # hits; with the reuse window shrunk below their distance they are read from DRAM (l2_capacity), and
+    # the replay prices them so (sim.timing.h200.predict: its miss rate is the first touches plus the
+    # capacity misses, not the footprint's): each of the two re-read passes waits a DRAM latency
+    import dataclasses
+
+    import sim.timing.h200 as T
+
+    small = _reread_timing(3, 16)
+    assert small["memory"]["replay_l2_hit"] == pytest.approx({"first_touch": 0.0, "re_touch": 1.0}, abs=0.01)
+    mib = 2 ** 20
+    base = T.load_params("h200")
+    P = dataclasses.replace(base, hier={**base.hier, "l2_reuse_full": 0.25 * mib, "l2_reuse_none": 0.5 * mib})
+    monkeypatch.setattr(T, "load_params", lambda name="h200", P=P: P)
+    t = _reread_timing(3, 16)
+    assert t["memory"]["replay_l2_hit"]["re_touch"] == pytest.approx(0.0, abs=0.01)
+    # 16 dependent-free loads per pass, one pass after the other: each re-read pass waits about one
+    # DRAM latency instead of one L2 latency
+    extra = t["sm_cycles"] - small["sm_cycles"]
+    assert extra > 2 * 0.8 * (base.lat["global_dram"] - base.lat["global_l2"])
+
+
 def _stores(stride_words: int, per_thread: int = 4) -> str:
     body = "\n".join(f"""    mad.lo.s32 %r8, %r7, {k}, %r4;
     mul.wide.u32 %rd3, %r8, {4 * stride_words};
@@ -306,3 +329,40 @@ def test_dram_writes_are_the_dirty_lines_the_l2_evicts(monkeypatch):
     left = 0.25 * mib + 0.5 * 0.25 * mib        # the last 0.25 MiB, half of the 0.25 MiB before it
     assert t["memory"]["dram_bytes_write"] == pytest.approx(passes * foot - left, rel=0.03)
     assert t["dram_cycles"] > base["dram_cycles"]
+
+
+def test_mixed_dram_traffic_pays_the_bus_turnaround():
+    # hierarchy.dram_rw_turnaround, fitted on copy_dram_perf (268.4 MB read, 245.3 MB written back
+    # in the model; 276,248 cycles of DRAM time on the H200): read-only or write-only traffic costs its bytes, a mix its
+    # bytes and the turnaround per byte of the smaller stream
+    from sim.timing.h200 import dram_bytes_time
+    from sim.timing.sm import load_params
+
+    H = load_params().hier
+    t = H["dram_rw_turnaround"]
+    assert t == pytest.approx(0.238)
+    assert dram_bytes_time(201.3e6, 0.0, t) == pytest.approx(201.3e6)
+    assert dram_bytes_time(0.0, 174.0e6, t) == pytest.approx(174.0e6)
+    cycles = dram_bytes_time(268.44e6, 245.30e6, t) / (H["dram_bw"] / 1.98e9)
+    assert cycles == pytest.approx(276_248, rel=0.005)
+
+
+def test_a_sampled_launch_leaves_dirty_what_the_l2_window_holds_at_its_end(monkeypatch):
+    # 4,224 CTAs (8 per SM; sampled: SM 0's first wave of 8) each store 4 KiB once: 17.3 MB of dirty
+    # lines. With the L2's reuse window at 6-12 MiB, at the end the L2 holds dirty the written bytes
+    # within the window of the end, on average 9 MiB (the launch only writes); the rest was written
+    # back while it ran. The sample's own end (its 8 CTAs x 132 SMs: 4.3 MB) is no measure of that
+    import dataclasses
+
+    import sim.timing.h200 as T
+
+    grid, block, per = 4224, 256, 4
+    foot = grid * block * per * 4
+    mib = 2 ** 20
+    P0 = T.load_params("h200")
+    P = dataclasses.replace(P0, hier={**P0.hier, "l2_reuse_full": 6.0 * mib, "l2_reuse_none": 12.0 * mib})
+    monkeypatch.setattr(T, "load_params", lambda name="h200", P=P: P)
+    buf = np.zeros(grid * block * per, np.float32)
+    t = sim.run_kernel(isa.loads(_rewrite(1, per)), "k", grid, block, [buf], timing="h200", sample="auto").timing
+    assert t["sampled"] and t["simulated_ctas"] == 8
+    assert t["memory"]["dram_bytes_write"] == pytest.approx(foot - 9.0 * mib, rel=0.02)

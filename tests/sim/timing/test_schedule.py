@@ -97,6 +97,28 @@ def test_a_load_stays_after_a_store_to_its_space():
     assert order[-1] == start + len(order) - 1              # the block's last instruction stays last
 
 
+def test_a_non_coherent_load_is_hoisted_above_a_global_store():
+    # the write pass of softmax_rows_warp: y[c] = f(x[c]) four times per iteration, x read with
+    # ld.global.nc (read-only for the kernel: no store of it can change the data). ptxas puts the
+    # iteration's four LDG.E.CONSTANT above the four STG.E (local ptxas 13.0 SASS of
+    # ../shared/corpus/ptx/softmax.sm_90.ptx); a plain ld.global stays after the store before it
+    def body(ld):
+        return "".join(f"""    {ld} %f{2 + k}, [%rd4+{512 * (k + 1)}];
+    mul.f32 %f{10 + k}, %f{2 + k}, %f1;
+    st.global.f32 [%rd4+{4 + 512 * (k + 1)}], %f{10 + k};
+""" for k in range(4)) + "    mov.f32 %f40, %f1;\n"
+
+    def loads_before_first_store(ld):
+        fn, orders = _order(body(ld))
+        (start, order), = orders.items() if orders else ((0, tuple(range(len(fn.instructions)))),)
+        text = [fn.instructions[p].opcode + "." + ".".join(fn.instructions[p].modifiers) for p in order]
+        st = text.index("st.global.f32")
+        return sum(1 for t in text[:st] if t.startswith("ld.global"))
+
+    assert loads_before_first_store("ld.global.nc.f32") == 4
+    assert loads_before_first_store("ld.global.f32") == 1
+
+
 def test_reorder_rewrites_whole_runs_only():
     orders = {10: (12, 10, 11, 13)}
     s = [(9, None), (10, "a"), (11, "b"), (12, "c"), (13, "d"), (10, "e"), (11, "f")]
