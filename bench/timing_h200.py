@@ -34,6 +34,8 @@ list against the toml), each fitted on data outside the held-out third:
   (examples/h200/mem_sweep, examples/h200/l2_sweep), no corpus kernel;
 * ``atomic_line_parallel``: the project's atomic sweep microbenchmark atomic_spacing_4x32
   (examples/h200/pipe_atomic), no corpus kernel.
+* ``l2_atomic_window`` (the L2 atomic requests an SM sub-partition keeps in flight): the atomic sweep
+  microbenchmark atomic_spacing_16x4096 (examples/h200/pipe_atomic), no corpus kernel.
 
 Other numbers are from ../shared/facts/h200.md, derived from ncu data, or marked ``[assumed]``.
 """

@@ -47,6 +47,7 @@ FIT = {
     "hfma2_indep": "pipes.fp16",
     "atomic_same": "latency_cycles.atomic_same_address",
     "atomic_spacing_4x32": "latency_cycles.atomic_line_parallel",
+    "atomic_spacing_16x4096": "hierarchy.l2_atomic_window",
     "strided_load_32": "hierarchy.dram_granule, dram_line_overhead",
     "write_f4_16m": "hierarchy.l2_write_line_cycles, l2_write_sector_cycles, l2_write_partial_cycles",
     "write_strided_32": "hierarchy.l2_write_line_cycles, l2_write_sector_cycles, l2_write_partial_cycles",

@@ -254,7 +254,84 @@ def occupancy_of(module, fn_name: str, state, machine: str = "h200"):
 
 
 
-def atomic_serial_cycles(counts: dict, scale: float, lat: dict, hier: dict | None = None) -> float:
+def _requests(instruction) -> list[tuple]:
+    """One warp's atomic instruction as the requests it sends to the L2: per 128-byte line, one request
+    per lane that shares an address with another of the same sector (the lanes of one address go one
+    by one; distinct words of one line go together): (line, requests, operations per request)."""
+    lines: dict = {}
+    for sector, n in instruction:
+        v = lines.setdefault(sector >> 2, [0, 0])
+        v[0] = max(v[0], n)
+        v[1] += n
+    return [(line, r, ops / r) for line, (r, ops) in lines.items()]
+
+
+def atomic_windows(seq: dict, ncta: int, sms: int, ctas_per_sm: int, wpc: int) -> list[list[tuple]]:
+    """The L2 atomic requests each SM sub-partition sends, in issue order (:func:`_requests`): ``seq``
+    (:attr:`sim.timing.streams.WarpStreams.atomic_seq`, per warp and instruction its (sector, operations))
+    gathered per (SM, warp index in its CTA mod 4), the SM's CTAs as :func:`sm_ctas` gives them, those
+    resident together (``ctas_per_sm``) taking turns instruction by instruction, as the scheduler
+    interleaves warps that issue back to back."""
+    out = []
+    for s in range(min(sms, ncta)):
+        ctas = sm_ctas(ncta, sms, s)
+        for p in range(4):
+            ops: list = []
+            for w0 in range(0, len(ctas), max(1, ctas_per_sm)):
+                lists = [seq[g] for c in ctas[w0:w0 + max(1, ctas_per_sm)] for w in range(p, wpc, 4)
+                         if (g := c * wpc + w) in seq]
+                for i in range(max((len(x) for x in lists), default=0)):
+                    for x in lists:
+                        if i < len(x):
+                            ops.extend(_requests(x[i]))
+            if ops:
+                out.append(ops)
+    return out
+
+
+def atomic_window_cycles(windows: list, unit_of: dict, service: dict, window: int, rtt: float) -> float:
+    """Time of the L2 atomics when each SM sub-partition keeps at most ``window`` of its requests in
+    flight, in issue order: a request leaves when one of the sub-partition's ``window`` slots is free,
+    reaches its L2 atomic unit (``unit_of``: 128-byte line -> unit) ``rtt / 2`` later, waits there behind
+    the requests that came before it (first come, first served, ``service[unit]`` cycles per operation)
+    and frees its slot ``rtt / 2`` after it is done; the time runs from the first arrival (the launch
+    overhead holds the first and last half round trips). A sub-partition whose warps alternate between hot lines of
+    different units has all its slots at the unit of its current instruction, so units go idle while
+    their senders wait at another: examples/h200/atomic_slice hot_lines (every warp 4 x 32 atomics to
+    line ``w % n``, 2 warps per sub-partition): n = 4 lines in 4 units 4.0 x one line, 8/16/32 lines
+    (2 lines per sub-partition) 5.7/10.0/17.7 x, not 8/16/32 x. ``windows``: :func:`atomic_windows`."""
+    import heapq
+    if not windows or window < 1:
+        return 0.0
+    half = rtt / 2.0
+    free: dict = {}
+    slots = [[0.0] * window for _ in windows]       # when each slot of a sub-partition is free again
+    pos = [[0, 0] for _ in windows]                 # (index into its list, operations of it already sent)
+    ready = [(0.0, i) for i in range(len(windows))]
+    last = 0.0
+    while ready:
+        t, i = heapq.heappop(ready)
+        ops = windows[i]
+        k, done = pos[i]
+        line, n, per = ops[k]
+        u = unit_of[line]
+        sv = service[u] * per
+        st = max(t + half, free.get(u, 0.0))
+        free[u] = st + sv
+        if st + sv > last:
+            last = st + sv
+        heapq.heapreplace(slots[i], st + sv + half)
+        done += 1
+        if done == n:
+            k, done = k + 1, 0
+        pos[i][0], pos[i][1] = k, done
+        if k < len(ops):
+            heapq.heappush(ready, (max(t, slots[i][0]), i))
+    return last - half          # from the first request's arrival, as the serial time above counts
+
+
+def atomic_serial_cycles(counts: dict, scale: float, lat: dict, hier: dict | None = None,
+                         windows: list | None = None) -> float:
     """Chip-wide time of the L2 atomics that go one after the other: the operations to one 32-byte
     sector at ``atomic_same_address`` each, and those to the hot sectors homed in one L2 atomic unit
     (:func:`sim.timing.l2slice.unit_of_line` of their 128-byte line, ``hier`` holding its measured
@@ -267,24 +344,35 @@ def atomic_serial_cycles(counts: dict, scale: float, lat: dict, hier: dict | Non
     CTAs, pcs]); a sector shared by sampled CTAs is scaled by ``scale``.
     ``red.global.add.f32 [%rd6], %f1;`` by every warp to 4 words 32 bytes apart (one line):
     4 x 33,792 operations x 3.47 / 1.31, not 33,792 x 3.47; to 8 words 128 bytes apart (lines 0-7,
-    units {0, 1, 4, 5} and {2, 3, 6, 7}): 4 x 16,896 x 3.47 / 1.31 ** 2."""
+    units {0, 1, 4, 5} and {2, 3, 6, 7}): 4 x 16,896 x 3.47 / 1.31 ** 2.
+    ``windows`` (every CTA's atomics per SM sub-partition, :func:`atomic_windows`): the units are
+    fed by sub-partitions with at most ``hierarchy.l2_atomic_window`` operations in flight each, a
+    round trip of ``latency_cycles.global_l2`` (:func:`atomic_window_cycles`); the time is the longer."""
     c = lat["atomic_same_address"]
     par = lat.get("atomic_line_parallel", 1.0)
     kern = echelon((hier or {}).get("l2_atomic_unit_kernel", ()))
     span = int((hier or {}).get("l2_atomic_unit_span", 1))
-    worst, units = 0.0, {}
+    worst, units, unit_of = 0.0, {}, {}
     for sector, v in counts.items():
         n = v[0] * (scale if v[2] else 1.0)
         worst = max(worst, n * c)
         line = sector >> 2
-        u = units.setdefault(unit_of_line(line, kern, span), [0.0, {}])
+        key = unit_of[line] = unit_of_line(line, kern, span)
+        u = units.setdefault(key, [0.0, {}])
         u[0] += n
         u[1][line] = u[1].get(line, 0) + 1
-    for n, lines in units.values():
+    service = {}
+    for key, (n, lines) in units.items():
         k = sum(lines.values())
+        f = 1.0
         if k > 1:
             steps = math.log2(len(lines)) + (1 if max(lines.values()) > 1 else 0)
-            worst = max(worst, n * c / min(k, par ** steps))
+            f = min(k, par ** steps)
+            worst = max(worst, n * c / f)
+        service[key] = c / f
+    window = int((hier or {}).get("l2_atomic_window", 0))
+    if windows and window > 0:
+        worst = max(worst, atomic_window_cycles(windows, unit_of, service, window, lat["global_l2"]))
     return worst
 
 def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | None, sampled: bool,
@@ -364,7 +452,11 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     # address's operations one after the other (scaled from the sample when several sampled CTAs
     # share the address)
     h = max(streams.atomic_counts.values(), key=lambda v: v[0], default=None)
-    atomic_cycles = atomic_serial_cycles(streams.atomic_counts, f if sampled else 1.0, P.lat, H)
+    # ... and reach the L2 from the SMs' sub-partitions, a few operations in flight each (every CTA's
+    # atomics are known only when every CTA ran)
+    seq = getattr(streams, "atomic_seq", None)
+    windows = atomic_windows(seq, ncta, sms, k, wpc) if seq and simulated is None else None
+    atomic_cycles = atomic_serial_cycles(streams.atomic_counts, f if sampled else 1.0, P.lat, H, windows)
     hot_pcs = frozenset(h[3]) if h is not None and h[2] and len(h) > 3 else frozenset()   # shared by CTAs
     aw = [0.0]                  # the queueing each of those atomics sees at the slice (below)
 
@@ -499,10 +591,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     # L2 work: load sectors that missed L1 and atomics at 32 bytes each, stores at their cost (sim.timing.sm)
     l2_cycles = sum(r.l2_work for r in runs) * (f if sampled else 1.0) / (H["l2_bw"] / P.hz)
     over = H["launch_overhead"]
-    # same-address atomics serialise at the address's L2 slice, whichever SM sends them: the
-    # hottest address's operations one after the other (scaled from the sample when several
-    # sampled CTAs share the address)
-    atomic_cycles = atomic_serial_cycles(streams.atomic_counts, f if sampled else 1.0, P.lat, H)
+    # same-address atomics serialise at the address's L2 slice (atomic_cycles, above)
     body = max(sm_cycles, dram_cycles, l2_cycles, atomic_cycles)
     cycles = over + body
     sm_busy = {}

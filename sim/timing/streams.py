@@ -86,6 +86,7 @@ class WarpStreams:
         self.events = 0
         self.global_sectors = 0         # sector accesses of global loads, stores and atomics
         self.atomic_counts: dict[int, list] = {}   # 32-byte sector -> [L2 atomic operations, first CTA, shared by CTAs, pcs]
+        self.atomic_seq: dict[int, list] = {}      # global warp id -> its atomics in order: per instruction ((sector, operations), ...)
         self._rpc: list = []            # per record: its pc; streams hold records by index
         self._racc: list = []           # per record: its accesses (a tuple of Access) or None
         self._plain: dict[int, int] = {}  # pc -> record of its non-memory executions
@@ -146,12 +147,15 @@ class WarpStreams:
                     # they touch (examples/h200/pipe_atomic: 2, 4 or 8 hot words of one sector take the
                     # time of one hot word, 472,840-473,463 cycles against 472,913)
                     hot = self.atomic_counts
-                    for row, m, cta in zip(a, act, np.broadcast_to(p.ctas, (len(a),)).tolist()):
+                    seq = self.atomic_seq
+                    ctas = np.broadcast_to(p.ctas, (len(a),))
+                    for row, m, cta, g in zip(a, act, ctas.tolist(), (ctas * self.wpc + p.warps).tolist()):
                         u, c = distinct(row[m], return_counts=True)
                         ops: dict = {}
                         for x, n in zip((u >> 5).tolist(), c.tolist()):
                             if n > ops.get(x, 0):
                                 ops[x] = n
+                        seq.setdefault(g, []).append(tuple(ops.items()))
                         for x, n in ops.items():
                             h = hot.get(x)
                             if h is None:
