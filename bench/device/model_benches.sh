@@ -4,7 +4,9 @@
 # thread, logs in $RUNDIR. The GPU is not used. Two verbs, because the whole set outlasts one call of
 # the device tool (10 minutes) while the machine is given back after 30 s idle:
 #
-#   bash bench/device/model_benches.sh start            # installs, starts every bench detached (setsid)
+#   bash bench/device/model_benches.sh start [NAME...]  # installs, starts every bench (or the NAMEd ones) detached
+#   (setsid); KERNLENS_COMMIT=$(git rev-parse --short HEAD) before it records which code ran (the device's
+#   copy of the tree has no trustworthy .git)
 #   bash bench/device/model_benches.sh collect [WAIT_S] # waits up to WAIT_S s (default 540), copies logs to $OUT
 #
 # Needs, carried with the working tree: .whl (lark, lark-cython, platformdirs wheels for CPython 3.12,
@@ -15,6 +17,8 @@
 set -u
 RUNDIR=/tmp/kernlens-bench
 verb=${1:-start}
+shift || true
+only=" $* "
 
 if [ "$verb" = start ]; then
   rm -rf "$RUNDIR" && mkdir -p "$RUNDIR"
@@ -24,11 +28,12 @@ if [ "$verb" = start ]; then
   mkdir -p ../shared && { [ -e ../shared/corpus ] || cp -r .corpus ../shared/corpus; }
   export PYTHONPATH=$PWD OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 PYTHONUNBUFFERED=1
   python3 -m compileall -q isa sim analyzer kernlens bench > /dev/null 2>&1
-  { date -u; nproc; python3 --version; lscpu | grep -E 'Model name|MHz'; git log -1 --format='%H %s' 2>/dev/null; } \
+  { date -u; nproc; python3 --version; lscpu | grep -E 'Model name|MHz'; echo "commit ${KERNLENS_COMMIT:-unknown}"; } \
     > "$RUNDIR/machine.txt"
   core=0
   bench() {   # bench NAME COMMAND...: pinned to the next core, detached from this call
     local name=$1; shift
+    [ "$only" = "  " ] || [[ "$only" == *" $name "* ]] || return 0
     echo "$*" > "$RUNDIR/$name.log"
     setsid bash -c "taskset -c $core $* >> '$RUNDIR/$name.log' 2>&1; echo \$? > '$RUNDIR/$name.rc'" < /dev/null &
     core=$((core + 1))
@@ -41,6 +46,7 @@ if [ "$verb" = start ]; then
   bench startup python3 bench/startup.py
   bench ascend_gemm python3 bench/ascend_gemm.py
   # big_file runs its own worker processes: give it two cores
+  [ "$only" = "  " ] || [[ "$only" == *" big_file "* ]] || { sleep 2; echo "started: $(ls "$RUNDIR"/*.log | xargs -n1 basename | tr '\n' ' ')"; exit 0; }
   echo "bench/big_file.py --only validate,run,fmt" > "$RUNDIR/big_file.log"
   setsid bash -c "taskset -c $core,$((core + 1)) python3 bench/big_file.py --only validate,run,fmt >> '$RUNDIR/big_file.log' 2>&1; echo \$? > '$RUNDIR/big_file.rc'" < /dev/null &
   sleep 2
@@ -49,7 +55,7 @@ if [ "$verb" = start ]; then
 fi
 
 if [ "$verb" = collect ]; then
-  wait_s=${2:-540}
+  wait_s=${1:-540}
   n=$(ls "$RUNDIR"/*.log | grep -vc pip.log)
   for ((t = 0; t < wait_s; t += 10)); do
     [ "$(ls "$RUNDIR"/*.rc 2>/dev/null | wc -l)" -ge "$n" ] && break
