@@ -92,16 +92,21 @@ def with_suffix(path, new: str) -> str:
     return with_name(path, (base[:-len(old)] if old else base) + new)
 
 
+def _split_ext(path) -> tuple[str, str]:
+    """(stem, suffix) of the last name of a POSIX ``path``, as pathlib splits it."""
+    parts = _parse(path)[1]
+    name = parts[-1] if parts else ""
+    i = name.rfind(".")
+    return (name[:i], name[i:]) if 0 < i < len(name) - 1 else (name, "")
+
+
 def suffix(path) -> str:
     """``Path(path).suffix``: the last ``.ext`` of the last name, ``''`` for none (``'.bashrc'``, ``'a.'``)."""
     if not _POSIX:
         from pathlib import Path
 
         return Path(path).suffix
-    parts = _parse(path)[1]
-    name = parts[-1] if parts else ""
-    i = name.rfind(".")
-    return name[i:] if 0 < i < len(name) - 1 else ""
+    return _split_ext(path)[1]
 
 
 def stem(path) -> str:
@@ -110,10 +115,7 @@ def stem(path) -> str:
         from pathlib import Path
 
         return Path(path).stem
-    parts = _parse(path)[1]
-    name = parts[-1] if parts else ""
-    i = name.rfind(".")
-    return name[:i] if 0 < i < len(name) - 1 else name
+    return _split_ext(path)[0]
 
 
 #: the errors ``Path.exists`` reads as "no such file" (others it raises)
