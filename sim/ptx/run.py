@@ -185,17 +185,22 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
         if mstats is None:
             mstats = MemoryHeat()
             listeners.insert(0, mstats)
-    key = (fn.name, grid, block, bytes(params), tuple(sorted(global_symbols.items())), int(dynamic_shared_bytes),
-           batch_threads, max_steps, check_uninitialized, check_races, memory_model, int(seed))
-    M = _cached(module, key)
-    if M is not None:
-        M.relaunch(gmem, listeners)
-    else:
-        M = LaunchState(module, fn, grid, block, bytes(params), offsets, gmem, global_symbols, dynamic_shared_bytes,
-                    batch_threads=batch_threads, listeners=listeners, max_steps=max_steps,
-                    check_uninitialized=check_uninitialized, check_races=check_races,
-                    memory_model=memory_model, seed=seed)
-        _remember(module, key, M)
+
+    def machine(batch_threads: int) -> LaunchState:
+        key = (fn.name, grid, block, bytes(params), tuple(sorted(global_symbols.items())), int(dynamic_shared_bytes),
+               batch_threads, max_steps, check_uninitialized, check_races, memory_model, int(seed))
+        M = _cached(module, key)
+        if M is not None:
+            M.relaunch(gmem, listeners)
+        else:
+            M = LaunchState(module, fn, grid, block, bytes(params), offsets, gmem, global_symbols,
+                            dynamic_shared_bytes, batch_threads=batch_threads, listeners=listeners,
+                            max_steps=max_steps, check_uninitialized=check_uninitialized, check_races=check_races,
+                            memory_model=memory_model, seed=seed)
+            _remember(module, key, M)
+        return M
+
+    M = machine(batch_threads)
     starts = None
     tinfo = None
     if timing is not None:
@@ -207,6 +212,11 @@ def run_kernel(module_or_path, entry: str, grid, block, args, dynamic_shared_byt
         occ, regs = T.occupancy_of(module, fn.name, M)
         # the sampled CTAs (any set of CTA ids) run together, batch_threads // threads per CTA at a time
         starts, sampled = T.plan(M.ncta, 132, max(1, occ.ctas_per_sm), sample)
+        if starts is not None and len(set(starts)) < M.batch:
+            # a batch of exactly the sampled CTAs: the slots past them would start exited, yet every
+            # instruction's register arrays and events span the whole batch (the 2048^3 hgemm_cp_async
+            # perf launch: 16 sampled CTAs of 128 threads in a batch of 128 CTAs, 8 x the lanes)
+            M = machine(len(set(starts)) * M.tpc)
         from sim.timing.vectorize import shared_merges
 
         merges = shared_merges(module, M)       # ptxas's merged shared loads where SASS is at hand, else modelled

@@ -21,9 +21,8 @@ from .regs import registers_per_thread
 from .sm import SM, load_params, op_facts, sm_ctas
 from .stalls import Stalls
 from .schedule import block_orders, reorder_index
-from .streams import WarpStream, WarpStreams
+from .streams import WarpStreams
 
-_EMPTY = WarpStream([], [])
 
 PER_SP = ("fma", "fp16", "alu", "fp64", "xu", "lsu", "branch", "mma")
 SAMPLE_MODES = ("auto", "all")
@@ -431,8 +430,7 @@ def predict(state, streams: WarpStreams, occ, regs, *, simulated: list[int] | No
     def cta_streams(c):
         out = []
         for w in range(c * wpc, (c + 1) * wpc):
-            s, ix = streams.streams.get(w, _EMPTY), replay_index(w)
-            out.append(s if ix is None else s.reordered(ix))
+            out.append(streams.stream(w, replay_index(w)))
         return out
 
     if simulated is None and ncta > sms:

@@ -93,7 +93,9 @@ class WarpStreams:
         self._gw: list[np.ndarray] = []   # per event: global warp ids
         self._rid: list = []              # per event: a record (non-memory) or the first of len(gw)
         self._streams: dict | None = None
-        self._pcs: dict | None = None     # global warp id -> its stream's pcs (an array), with _streams
+        self._pcs: dict | None = None     # global warp id -> its stream's pcs (an array), with _rix
+        self._rix: dict | None = None     # global warp id -> its stream's records, in order (_index)
+        self._nidx = -1                   # events when _rix was made
 
     def __call__(self, ev) -> None:
         self.events += 1
@@ -196,36 +198,50 @@ class WarpStreams:
     def streams(self) -> dict[int, WarpStream]:
         """Global warp id -> its instructions in order (:class:`WarpStream`)."""
         if self._streams is None:
-            self._streams = self._assemble()
+            self._index()
+            self._streams = {w: self.stream(w) for w in self._rix}
         return self._streams
 
     def pcs(self, warp: int) -> np.ndarray:
         """The pcs of ``warp``'s stream, in order (an int64 array; empty for a warp never seen)."""
-        if self._streams is None:
-            self._streams = self._assemble()
+        self._index()
         got = self._pcs.get(warp)
         return got if got is not None else np.zeros(0, np.int64)
 
-    def _assemble(self) -> dict[int, list]:
-        self._pcs = {}
+    def stream(self, warp: int, index=None) -> WarpStream:
+        """``warp``'s stream (empty for a warp never seen), or ``stream(warp).reordered(index)``
+        built at once from the records (no list of the execution order first)."""
+        self._index()
+        r = self._rix.get(warp)
+        if r is None:
+            return WarpStream([], [])
+        if index is not None:
+            r = r[np.asarray(index, np.int64)]
+        return WarpStream(self._rec_pc[r].tolist(), self._recs[r].tolist())
+
+    def _index(self) -> None:
+        """Per warp, the records of its stream in order (``_rix``) and their pcs (``_pcs``): one stable
+        sort of all warp-instructions by warp; kept until the next event."""
+        if self._rix is not None and self._nidx == self.events:
+            return
+        self._streams = None
+        self._pcs, self._rix, self._nidx = {}, {}, self.events
+        self._recs = np.fromiter(self._racc, dtype=object, count=len(self._racc))
+        self._rec_pc = np.array(self._rpc, np.int64)
         if not self._gw:
-            return {}
+            return
         gw = np.concatenate(self._gw)
         rid = np.concatenate([np.full(len(g), r, np.int64) if r >= 0 else np.arange(-1 - r, -1 - r + len(g))
                               for g, r in zip(self._gw, self._rid)])
         order = np.argsort(gw, kind="stable")       # each warp's events stay in execution order
         gs, rs = gw[order], rid[order]
-        recs = np.fromiter(self._racc, dtype=object, count=len(self._racc))
         cut = np.flatnonzero(gs[1:] != gs[:-1]) + 1
         lo = np.concatenate([[0], cut])
         hi = np.concatenate([cut, [len(gs)]])
-        rec_pc = np.array(self._rpc, np.int64)
-        out = {}
         for a, b in zip(lo.tolist(), hi.tolist()):
             w = int(gs[a])
-            pcs = self._pcs[w] = rec_pc[rs[a:b]]
-            out[w] = WarpStream(pcs.tolist(), recs[rs[a:b]].tolist())
-        return out
+            r = self._rix[w] = rs[a:b]
+            self._pcs[w] = self._rec_pc[r]
 
     def _merged_costs(self, p, mg, pc: int, act) -> list:
         """Costs of a load ptxas merges (:mod:`sim.timing.vectorize`): the leader carries the vector

@@ -66,6 +66,18 @@ def test_sampled_ctas_in_one_batch_predict_what_one_cta_per_batch_does():
     assert not C[0:16, 16:32].any()            # CTA 1 was not sampled
 
 
+def test_sampled_launch_runs_a_batch_of_exactly_its_sampled_ctas():
+    """The batch holds the 5 sampled CTAs, not batch_threads // 256 = 64 slots of which 59 start exited
+    (every instruction's registers and events would span them), and predicts what a batch of one CTA does."""
+    module = isa.load(str(EXAMPLES / "ptx" / "sgemm_tiled.sm_90.ptx"))
+    spec = _spec(_gemm(384, 384, 32, [24, 24, 1], [16, 16, 1]))
+    fast, _ = _timed(module, "sgemm_tiled", spec)
+    slow, _ = _timed(module, "sgemm_tiled", spec, batch_threads=256)
+    assert fast.timing["sampled"] and fast.timing["simulated_ctas"] == 5
+    assert fast.stats["ctas_per_batch"] == 5
+    _same(fast.timing, slow.timing)
+
+
 CASES = [
     # (corpus entry, spec override): cp.async groups, wgmma groups, mma.sync, atomics, a row reduction
     ("hgemm_cp_async_double_buffer", _gemm(2048, 2048, 64, [64, 64, 1], [128, 1, 1], "f16", "f16")),
