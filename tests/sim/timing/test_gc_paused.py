@@ -12,27 +12,16 @@ import numpy as np
 import isa
 import sim
 
-PTX = """.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry k(.param .u64 out)
-{
-    .reg .b32 %r<4>; .reg .b64 %rd<4>;
-    ld.param.u64 %rd1, [out];
-    cvta.to.global.u64 %rd2, %rd1;
-    mov.u32 %r1, %tid.x;
-    mul.wide.u32 %rd3, %r1, 4;
-    add.s64 %rd2, %rd2, %rd3;
-    st.global.u32 [%rd2], %r1;
-    ret;
-}
-"""
+from tests.sim.timing.test_sm import _kernel
+
+# each thread stores its global index into ``out`` (test_sm's kernel shell: %rd4 its address)
+PTX = _kernel("    st.global.u32 [%rd4], %r4;")
 
 
 def _collector_states(timing):
     seen = []
     out = np.zeros(64, np.uint32)
-    sim.run_kernel(isa.loads(PTX), "k", 1, 64, [out], listeners=[lambda ev: seen.append(gc.isenabled())],
+    sim.run_kernel(isa.loads(PTX), "k", 1, 64, [out, np.uint32(0)], listeners=[lambda ev: seen.append(gc.isenabled())],
                    timing=timing)
     assert list(out) == list(range(64))
     return set(seen)
