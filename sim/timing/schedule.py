@@ -217,9 +217,8 @@ def _schedule(ins, infos, facts, base, a, b, glat, registers, merged, conv=None)
         # a non-coherent load (ld.global.nc: data read-only for the kernel's lifetime, isa table
         # extra["nc"]) is ordered against no store: ptxas hoists it above the stores before it
         # (softmax_rows_warp's write pass: LDG.E.CONSTANT x4 above the STG.E x4 of the iteration before)
-        if load and info is not None and (info.extra or {}).get("nc"):
-            pass
-        elif (load or store) and sp not in _FREE:
+        nc = load and info is not None and (info.extra or {}).get("nc")
+        if (load or store) and sp not in _FREE and not nc:
             keys = _SPACES[:3] + (None,) if sp is None else (sp, None)
             for key in keys:
                 s = last_store.get(key)
