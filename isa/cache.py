@@ -227,6 +227,18 @@ def store(kind: str, name: str, obj) -> bool:
     return True
 
 
+def load_or_copy(kind: str, name: str, installed):
+    """:func:`load` of ``kind/name``, else the copy ``installed`` (a path: an entry kept beside the code
+    that reads it, as Python keeps bytecode) copied into the user cache and loaded from there; None
+    when neither is there or the copy is damaged (:func:`load` then removes it from the user cache)."""
+    got = load(kind, name)
+    if got is None:
+        user = folder_text(kind)
+        if copy_if_missing(installed, user and os.path.join(user, f"{name}.pickle")):
+            got = load(kind, name)
+    return got
+
+
 def copy_if_missing(src, dst) -> bool:
     """Copy the file ``src`` to ``dst`` (paths or None) unless ``dst`` exists (:func:`copy_over`
     otherwise); False when nothing was copied."""

@@ -118,12 +118,7 @@ def _load() -> dict[str, dict[str, bytes]]:
     if not cache.enabled():
         return {}
     name = entry_name()
-    got = cache.load(KIND, name)
-    if got is None:
-        user = cache.folder_text(KIND)
-        if cache.copy_if_missing(os.path.join(INSTALLED, f"{name}.pickle"),
-                                 user and os.path.join(user, f"{name}.pickle")):
-            got = cache.load(KIND, name)
+    got = cache.load_or_copy(KIND, name, os.path.join(INSTALLED, f"{name}.pickle"))
     return {m: t for m, t in got.items() if isinstance(t, dict)} if isinstance(got, dict) else {}
 
 

@@ -72,13 +72,10 @@ def _read(path: str) -> dict:
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read machine model: {exc}", Span(path)) from None
     key = cache.key("machine-toml", text) if cache.enabled() else None     # tomllib: same text, same tables
-    tables = cache.load("machine", key) if key else None
     name = os.path.basename(path)
     installed = os.path.join(INSTALLED, f"{name}-{key}.pickle")
-    if tables is None and key:                       # the copy beside the models, into the user cache
-        user = cache.folder_text("machine")
-        if cache.copy_if_missing(installed, user and os.path.join(user, f"{key}.pickle")):
-            tables = cache.load("machine", key)      # (a damaged copy is removed there, and replaced below)
+    # the user cache, else the copy beside the models (a damaged copy is removed there, and replaced below)
+    tables = cache.load_or_copy("machine", key, installed) if key else None
     if tables is None:
         import tomllib
 
