@@ -6,6 +6,7 @@
     python3 bench/device/microbench_truth.py probe             # occupancy probe launches (under ncu)
     python3 bench/device/microbench_truth.py merge OUTDIR      # props + events + ncu_raw.csv + probe_raw.csv -> microbench.json
     python3 bench/device/microbench_truth.py metrics           # the ncu metric list, comma-separated
+    python3 bench/device/microbench_truth.py repeats DIR       # DIR/ncu_rep*.csv (repeat_truth.sh) -> DIR/cycles.json
 
 ``--bench DIR`` points at another copy of ``examples/microbench`` (the device run carries one). Inputs
 come from the launch specs and seed rule kernlens uses (``sim/launch.py``, loaded by path), so a
@@ -267,6 +268,31 @@ def cmd_merge(out: Path) -> None:
     print("merged", len(launches), "launches,", len(ncu), "ncu kernels,", len(probes), "probes")
 
 
+def cmd_repeats(folder: Path) -> None:
+    """Merge the passes of ``repeat_truth.sh`` (``ncu_repN.csv``: one row per profiled launch and metric, launches
+    in manifest order) into ``cycles.json``: entry -> [gpc__cycles_elapsed.max of each pass], and
+    ``sm_active.json`` likewise for sm__cycles_active.max. A pass whose kernels do not line up with the manifest's
+    entries (a launch missing) is dropped, saying so."""
+    names = [e["name"] for e in entries()]
+    kernels = [e["entry"] for e in entries()]
+    out: dict[str, dict[str, list[int]]] = {"gpc__cycles_elapsed.max": {}, "sm__cycles_active.max": {}}
+    files = sorted(folder.glob("ncu_rep*.csv"), key=lambda p: int(p.stem.removeprefix("ncu_rep")))
+    for path in files:
+        rows = list(csv.DictReader(path.read_text().splitlines()))
+        ids = sorted({int(r["ID"]) for r in rows})
+        by_id = {i: [r for r in rows if int(r["ID"]) == i] for i in ids}
+        if len(ids) != len(names) or any(by_id[i][0]["Kernel Name"] != k for i, k in zip(ids, kernels)):
+            print(f"{path.name}: {len(ids)} launches do not line up with the {len(names)} manifest entries; dropped")
+            continue
+        for i, name in zip(ids, names):
+            for r in by_id[i]:
+                if r["Metric Name"] in out:
+                    out[r["Metric Name"]].setdefault(name, []).append(int(r["Metric Value"].replace(",", "")))
+    (folder / "cycles.json").write_text(json.dumps(out["gpc__cycles_elapsed.max"]))
+    (folder / "sm_active.json").write_text(json.dumps(out["sm__cycles_active.max"]))
+    print(f"{len(files)} passes, {len(next(iter(out['gpc__cycles_elapsed.max'].values()), []))} kept")
+
+
 def main() -> int:
     mode = sys.argv[1]
     if mode == "props":
@@ -279,6 +305,8 @@ def main() -> int:
         cmd_probe()
     elif mode == "merge":
         cmd_merge(Path(sys.argv[2]))
+    elif mode == "repeats":
+        cmd_repeats(Path(sys.argv[2]))
     elif mode == "metrics":
         print(",".join(dict.fromkeys(METRICS)))
     elif mode == "probe-metrics":

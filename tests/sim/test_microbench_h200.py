@@ -62,3 +62,19 @@ def test_conflict_ways_scale_wavefronts_and_cycles():
     cyc = [TRUTH[f"smem_conflict_{n}"]["ncu"]["gpc__cycles_elapsed.max"] for n in ways]
     assert wf == [16384 * n for n in ways]
     assert np.all(np.diff(cyc) > 0) and cyc[-1] > 16384 * 32      # at most one wavefront per clock
+
+
+def test_repeated_launches_cover_every_entry_and_line_up():
+    """examples/h200/repeat: 21 ncu launches of every entry. Rows that repeat to a fraction of a percent on the
+    H200 (fixed work on one pipe or one address) must do so here too: a pass merged against the wrong manifest
+    entries would put e.g. atomic_same's figures under another name."""
+    reps = json.loads((EXAMPLES / "h200" / "repeat" / "cycles.json").read_text())
+    assert set(reps) == {e["name"] for e in MANIFEST["entries"]}
+    assert {len(v) for v in reps.values()} == {21}
+    for name in ("smem_conflict_32", "atomic_same", "hfma2_ffma_mix_32w", "smem_conflict_8"):
+        r = reps[name]
+        assert (max(r) - min(r)) / np.median(r) < 0.01, name
+        assert abs(np.median(r) / TRUTH[name]["ncu"]["gpc__cycles_elapsed.max"] - 1) < 0.005, name
+    # the short strided row the dram_granule fit used was recorded 13.7 % above its median
+    r = reps["strided_load_32"]
+    assert np.median(r) == 22486 and TRUTH["strided_load_32"]["ncu"]["gpc__cycles_elapsed.max"] == 25559
