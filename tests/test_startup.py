@@ -80,6 +80,18 @@ def test_a_cached_run_or_validation_imports_no_pathlib(tmp_path, module, argv):
     assert "pathlib" not in mods, "pathlib"
 
 
+@pytest.mark.parametrize("module,argv", [
+    ("kernlens.cli", ["run", "examples/ptx/dot_dp4a.sm_90.ptx", "--launch", "examples/manifest.json#dot_dp4a"]),
+    ("analyzer.cli", ["examples/ptx/hgemm_wmma.sm_90.ptx"]),
+])
+def test_a_parse_imports_no_pathlib(tmp_path, module, argv):
+    """With an empty cache the PTX front end parses (Lark's tables from the copy beside the
+    grammar) and still imports no pathlib (isa.ptx.parser keeps its paths as text)."""
+    rc, mods = imported(tmp_path, module, *argv)
+    assert rc == 0 and "isa.ptx.parser" in mods            # parsed, not from the cache
+    assert "pathlib" not in mods, "pathlib"
+
+
 def test_a_run_in_the_default_cache_folder_imports_no_platformdirs(tmp_path):
     """Without KERNLENS_CACHE the folder is the user cache folder: on Linux with an absolute HOME
     isa.cache finds it as platformdirs does without importing platformdirs, nor the pathlib that
