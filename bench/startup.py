@@ -23,10 +23,12 @@ examples/manifest.json, a launch of 7,492 thread-instructions).
   (``kernlens.cli.main(argv)`` with stdout discarded), timed inside (``perf_counter`` and
   ``process_time``): what is left is the launch itself.
 
-Every figure is the best of N (measured on this machine: its CPU count and load average are
-printed; on a shared machine wall time is inflated, CPU time much less). Python's own bytecode
-cache is on, as after ``pip install`` (``PYTHONDONTWRITEBYTECODE`` is dropped for the children
-and one priming run writes ``__pycache__``): that cost is Python's, not kernlens's.
+The "for scale" figures (``python -c`` of nothing, of numpy's import and of the imports of a PTX
+run) end as the program ends, with ``os._exit`` (no interpreter teardown). Every figure is the best
+of N (measured on this machine: its CPU count and load average are printed; on a shared machine wall
+time is inflated, CPU time much less). Python's own bytecode cache is on, as after ``pip install``
+(``PYTHONDONTWRITEBYTECODE`` is dropped for the children and one priming run writes
+``__pycache__``): that cost is Python's, not kernlens's.
 
 Run: .venv/bin/python bench/startup.py [--repeat N]
 """
@@ -163,7 +165,11 @@ def main() -> int:
     # (kernlens.one_blas_thread) unless the caller chose a count
     blas = {} if any(v in ENV for v in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")) \
         else {"OPENBLAS_NUM_THREADS": "1"}
-    scale = {what: best([measure([PY, "-c", code], env=dict(ENV, **blas))[:2] for _ in range(n)])
+    # each snippet ends as the kernlens program does (kernlens.cli.exit_now: os._exit, no teardown of
+    # the interpreter and its modules, ~0.02 s of CPU after numpy's import, measured), so that these
+    # are parts of a cold run
+    scale = {what: best([measure([PY, "-c", code + "; import os; os._exit(0)"], env=dict(ENV, **blas))[:2]
+                         for _ in range(n)])
              for what, code in (("python -c pass", "pass"), ("python -c 'import numpy'", "import numpy"),
                                 ("python -c 'import <the modules of a PTX run>'", RUN_IMPORTS))}
     floor = scale["python -c 'import numpy'"]

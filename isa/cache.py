@@ -77,9 +77,29 @@ def _root() -> str | None:
     where = os.environ.get("KERNLENS_CACHE")
     if where:
         return paths.text(where)
-    from platformdirs import user_cache_dir
+    return paths.text(user_cache_dir())
 
-    return paths.text(user_cache_dir("kernlens", appauthor=False))
+
+def user_cache_dir() -> str:
+    """``platformdirs.user_cache_dir("kernlens", appauthor=False)``, without importing platformdirs
+    (and the pathlib it imports: ~8 ms of CPU at every start) where the answer is plain: on Linux,
+    ``$XDG_CACHE_HOME/kernlens`` when that variable is an absolute path, else
+    ``~/.cache/kernlens`` when ``$HOME`` is an absolute path, which is what platformdirs' Unix
+    rules give (tests/isa/test_cache.py compares the two). Anything else (another system,
+    Android, a relative or missing ``HOME``) asks platformdirs."""
+    import sys
+
+    if sys.platform.startswith("linux") and not hasattr(sys, "getandroidapilevel") and \
+            (os.environ.get("ANDROID_DATA") != "/data" or os.environ.get("ANDROID_ROOT") != "/system"):
+        xdg = os.environ.get("XDG_CACHE_HOME", "")
+        if os.path.isabs(xdg):
+            return os.path.join(xdg, "kernlens")
+        home = os.environ.get("HOME")
+        if home is not None and os.path.isabs(home):
+            return os.path.join(os.path.expanduser("~/.cache"), "kernlens")
+    from platformdirs import user_cache_dir as platform_cache_dir
+
+    return platform_cache_dir("kernlens", appauthor=False)
 
 
 def folder(kind: str) -> "Path | None":

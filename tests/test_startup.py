@@ -80,6 +80,87 @@ def test_a_cached_run_or_validation_imports_no_pathlib(tmp_path, module, argv):
     assert "pathlib" not in mods, "pathlib"
 
 
+@pytest.mark.parametrize("module,argv", [
+    ("kernlens.cli", ["run", "examples/ptx/dot_dp4a.sm_90.ptx", "--launch", "examples/manifest.json#dot_dp4a"]),
+    ("analyzer.cli", ["examples/ptx/hgemm_wmma.sm_90.ptx"]),
+])
+def test_a_parse_imports_no_pathlib(tmp_path, module, argv):
+    """With an empty cache the PTX front end parses (Lark's tables from the copy beside the
+    grammar) and still imports no pathlib (isa.ptx.parser keeps its paths as text)."""
+    rc, mods = imported(tmp_path, module, *argv)
+    assert rc == 0 and "isa.ptx.parser" in mods            # parsed, not from the cache
+    assert "pathlib" not in mods, "pathlib"
+
+
+def test_a_run_in_the_default_cache_folder_imports_no_platformdirs(tmp_path):
+    """Without KERNLENS_CACHE the folder is the user cache folder: on Linux with an absolute HOME
+    isa.cache finds it as platformdirs does without importing platformdirs, nor the pathlib that
+    platformdirs imports (~8 ms of CPU at every start); the cache is used there (a second run
+    parses nothing)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("KERNLENS_CACHE", "KERNLENS_NO_CACHE", "XDG_CACHE_HOME")}
+    env.update(PYTHONPATH=str(ROOT), HOME=str(tmp_path))
+    argv = ["run", "examples/ptx/dot_dp4a.sm_90.ptx", "--launch", "examples/manifest.json#dot_dp4a"]
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", PROBE, "kernlens.cli", *argv], env=env, cwd=ROOT,
+                             capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        rc, mods = json.loads(out.stdout.strip().splitlines()[-1])
+        assert rc == 0
+    assert (tmp_path / ".cache" / "kernlens" / "module").is_dir()
+    assert not {"platformdirs", "pathlib", "isa.ptx.parser"} & set(mods), {"platformdirs", "pathlib"} & set(mods)
+
+
+MALLOC_PROBE = """
+import resource, sys
+import numpy as np
+from kernlens.cli import settled_malloc
+settled = settled_malloc() if sys.argv[1] == "settled" else None
+faults = []
+for _ in range(5):                       # a 1 MiB array made, filled and dropped, five times
+    f = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    a = np.empty(1 << 17)
+    a.fill(1.0)
+    del a
+    faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f)
+print(settled, sum(faults[1:]))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or not os.confstr("CS_GNU_LIBC_VERSION"),
+                    reason="glibc's malloc only")
+def test_the_program_settles_glibc_s_malloc_so_a_freed_array_s_pages_are_reused():
+    """kernlens.cli.settled_malloc: glibc's mmap and trim thresholds where its dynamic rule ends,
+    so that a new process reuses the pages of a freed megabyte-sized array as a process that has
+    run a launch does, instead of unmapping them and faulting fresh ones in (page faults counted,
+    not timed). Without it, the first free raises the threshold, the second array comes from a
+    freshly grown heap (256 pages faulted again); with it only the first array faults."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    got = {}
+    for mode in ("default", "settled"):
+        out = subprocess.run([sys.executable, "-c", MALLOC_PROBE, mode], env=env, cwd=ROOT,
+                             capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        flag, faults = out.stdout.split()
+        got[mode] = (flag, int(faults))
+    assert got["settled"][0] == "True"
+    assert got["default"][1] >= 200, got           # the glibc default: pages faulted anew
+    assert got["settled"][1] < 64, got             # settled: the freed pages reused
+
+
+def test_the_program_settles_malloc_before_it_imports_its_command(monkeypatch):
+    """entry() settles malloc first: numpy and the command's modules allocate after it."""
+    import kernlens.cli as cli
+
+    calls = []
+    monkeypatch.setattr(cli, "settled_malloc", lambda: calls.append("malloc"))
+    monkeypatch.setattr(cli, "import_paused", lambda module: calls.append(module))
+    monkeypatch.setattr(cli, "main", lambda: calls.append("main") or 0)
+    monkeypatch.setattr(cli, "exit_now", lambda rc: calls.append(("exit", rc)))
+    monkeypatch.setattr(sys, "argv", ["kernlens", "run", "x.ptx"])
+    cli.entry()
+    assert calls == ["malloc", "sim.cli", "main", ("exit", 0)]
+
+
 def test_a_timed_run_imports_no_numpy_ma(tmp_path):
     """The timing model's sector counts (sim.timing.streams) and the race reports (sim.ptx.order)
     take sim.arrays.distinct, not np.unique, which imports numpy.ma."""

@@ -23,7 +23,6 @@ import re
 import struct
 import threading
 from dataclasses import replace
-from pathlib import Path
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedInput, VisitError
@@ -34,7 +33,8 @@ from ..errors import Diagnostic, KernlensError, ParseError, SemanticError, Span
 from ..lark_errors import source_line as _line
 from ..lark_errors import syntax_error
 
-GRAMMAR = Path(__file__).with_name("grammar.lark")
+#: the grammar file (a path as text: the front end imports no pathlib, ~3 ms of CPU with what it imports)
+GRAMMAR = os.path.join(os.path.dirname(__file__), "grammar.lark")
 
 # lark-cython, where installed, runs the same LALR tables and contextual lexer in compiled code; its
 # tokens are not ``str`` subclasses, so the builder reads ``tok.value`` and tests with ``_TOKENS``.
@@ -638,7 +638,7 @@ _LARKS: dict[bool, Lark] = {}
 #: new user, a fresh CI home, a cleared cache) takes them from here instead of building them
 #: (~0.1 s CPU). The entry's name is its key and its header holds a digest (:mod:`isa.cache`), so
 #: another grammar's, Lark's or Python's copy is never read.
-INSTALLED_TABLES = GRAMMAR.parent / "__pycache__"
+INSTALLED_TABLES = os.path.join(os.path.dirname(GRAMMAR), "__pycache__")
 
 #: the options the tables are built with (part of their key)
 _OPTIONS = {"parser": "lalr", "lexer": "contextual", "maybe_placeholders": True}
@@ -668,12 +668,13 @@ def _load_tables(key: str, given: dict) -> Lark | None:
 
     saved = cache.load("lark", key)
     if saved is None:
-        user, installed = cache.folder("lark"), INSTALLED_TABLES / f"{key}.pickle"
-        if not cache.copy_if_missing(installed, user and user / installed.name):
+        name = f"{key}.pickle"
+        user, installed = cache.folder_text("lark"), os.path.join(INSTALLED_TABLES, name)
+        if not cache.copy_if_missing(installed, user and os.path.join(user, name)):
             return None
         saved = cache.load("lark", key)
         if saved is None:                # a damaged copy (the digest says so): replaced by the next build
-            installed.unlink(missing_ok=True)
+            _remove(installed)
             return None
     try:
         return Lark._load_from_dict(**pickle.loads(saved), **given)    # what Lark(cache=...) does on a hit
@@ -692,11 +693,19 @@ def _store_tables(key: str, lark: Lark) -> None:
     lark.save(buf, exclude_options=_GIVEN_AT_LOAD)
     if not cache.store("lark", key, buf.getvalue()):
         return
-    entry = cache.folder("lark") / f"{key}.pickle"
-    if cache.copy_if_missing(entry, INSTALLED_TABLES / entry.name):
-        for other in INSTALLED_TABLES.glob("*.pickle"):
-            if other.name != entry.name:
-                other.unlink(missing_ok=True)
+    name = f"{key}.pickle"
+    if cache.copy_if_missing(os.path.join(cache.folder_text("lark"), name), os.path.join(INSTALLED_TABLES, name)):
+        for other in os.listdir(INSTALLED_TABLES):
+            if other.endswith(".pickle") and other != name:
+                _remove(os.path.join(INSTALLED_TABLES, other))
+
+
+def _remove(path) -> None:
+    """Remove the file ``path`` if it is there (``Path.unlink(missing_ok=True)``)."""
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
 
 
 def _lark(accelerated: bool | None = None) -> Lark:
@@ -710,7 +719,8 @@ def _lark(accelerated: bool | None = None) -> Lark:
         if accelerated and _PLUGINS is None:
             raise RuntimeError("lark-cython is not installed")
         given = {"transformer": _Builder("<text>"), **({"_plugins": _PLUGINS} if accelerated else {})}
-        grammar = GRAMMAR.read_text()
+        with open(GRAMMAR) as f:        # (as Path.read_text: the default encoding)
+            grammar = f.read()
         key = _tables_key(grammar, accelerated)
         lark = _load_tables(key, given)
         if lark is None:

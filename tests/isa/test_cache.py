@@ -197,6 +197,33 @@ def test_the_kernlens_no_cache_option_turns_it_off(kc, tmp_path):
     assert len(entries(kc)) == 1
 
 
+@pytest.mark.parametrize("xdg", [None, "", "/x/cache", "/x/cache/", "rel/cache", "~/c", "//x"])
+@pytest.mark.parametrize("home", [None, "/home/u", "/home/u/", "/", "//h", "rel/home", ""])
+@pytest.mark.parametrize("android", [False, True])
+def test_the_default_folder_is_platformdirs_user_cache_dir(monkeypatch, xdg, home, android):
+    """isa.cache.user_cache_dir (no platformdirs import where the answer is plain) gives what
+    platformdirs gives, for set, empty, relative and trailing-slash XDG_CACHE_HOME and HOME."""
+    from platformdirs import user_cache_dir
+
+    for var, value in (("XDG_CACHE_HOME", xdg), ("HOME", home)):
+        if value is None:
+            monkeypatch.delenv(var, raising=False)
+        else:
+            monkeypatch.setenv(var, value)
+    monkeypatch.delenv("SHELL", raising=False)
+    monkeypatch.delenv("PREFIX", raising=False)
+    if android:
+        monkeypatch.setenv("ANDROID_DATA", "/data")
+        monkeypatch.setenv("ANDROID_ROOT", "/system")
+    try:
+        expected = user_cache_dir("kernlens", appauthor=False)
+    except RuntimeError as exc:                 # no home platformdirs can find: the same error
+        with pytest.raises(RuntimeError, match=str(exc)[:20]):
+            cache.user_cache_dir()
+        return
+    assert cache.user_cache_dir() == expected
+
+
 def test_concurrent_writers_leave_one_whole_entry(kc):
     """Four processes parse and store the same text at once: every one gets the right module and
     the folder holds one whole entry, no temporary file."""
