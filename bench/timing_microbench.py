@@ -21,7 +21,9 @@ in ``FIT``; its error says how well the model reproduces its own calibration, it
 
 Rows measured repeatedly (``examples/h200/pipe_atomic/ncu_repeat``: the atomic rows, eight ncu launches
 each) also print the repeats' median and range and the error against the median: a single launch of a
-row with several hot lines varies by 6-33 %, so its 10 % goal is read against the median too.
+row with several hot lines varies by 6-33 %, so the summary's MAPE and within-10 % counts judge those rows
+against the median of their repeats (the better truth), not against the single launch of the ``error``
+column; a last line gives the count against the single launches as well.
 """
 
 from __future__ import annotations
@@ -105,7 +107,7 @@ def main() -> int:
     print(f"{'microbenchmark':24s} {'use':5s} {'measured':>11s} {'predicted':>11s} {'error':>8s} {'bound':>14s} {'cpu s':>6s}")
     rows, errs = [], {"fit": [], "check": []}
     repeats = json.loads(REPEATS.read_text()) if REPEATS.exists() else {}
-    vs_median = []
+    single = []             # every row against its single recorded launch
     for e in entries:
         if e["name"] not in truth:
             print(f"{e['name']:24s} no measured truth in {', '.join(str(p.relative_to(ROOT)) for p in TRUTHS)}")
@@ -123,30 +125,40 @@ def main() -> int:
                 continue
             pred = float(t["cycles"])
             err = (pred - meas) / meas
-            errs[use].append(abs(err))
+            single.append(abs(err))
             row.update(predicted_cycles=pred, error=err, bound=t.get("bound"), cpu_s=cpu)
             rep = ""
             if e["name"] in repeats:
                 r = sorted(repeats[e["name"]])
                 med = statistics.median(r)
                 row.update(repeats=r, median_cycles=med, error_vs_median=(pred - med) / med)
-                vs_median.append(abs(pred - med) / med)
+                errs[use].append(abs(pred - med) / med)      # the summary judges it against the median
                 rep = f"   repeats: median {med:,.0f} ({r[0]:,}-{r[-1]:,}), {100 * (pred - med) / med:+.1f}% vs median"
+            else:
+                errs[use].append(abs(err))
             print(f"{e['name']:24s} {use:5s} {meas:11,d} {pred:11,.0f} {100 * err:+7.1f}% {str(t.get('bound', '')):>14s} "
                   f"{cpu:6.2f}{rep}", flush=True)
         else:
             print(f"{e['name']:24s} {use:5s} {meas:11,d} {'-':>11s}")
         rows.append(row)
     print()
+    nrep = sum(1 for r in rows if "median_cycles" in r)
+    if nrep:
+        print(f"{nrep} rows with repeated launches ({REPEATS.relative_to(ROOT)}) are judged below against the median "
+              f"of their repeats, the other rows against their single launch")
     for label, xs in (("check (independent)", errs["check"]), ("fit (calibration)", errs["fit"]),
                       ("all", errs["check"] + errs["fit"])):
         if xs:
             within = sum(x <= 0.10 for x in xs)
             print(f"{label:20s} {len(xs):2d} predicted: MAPE {100 * sum(xs) / len(xs):5.1f} %, worst {100 * max(xs):5.1f} %, "
                   f"{within}/{len(xs)} within 10 % (goal: all)")
-    if vs_median:
-        print(f"{'repeated rows':20s} {len(vs_median):2d} predicted: {sum(x <= 0.10 for x in vs_median)}/{len(vs_median)} "
-              f"within 10 % of the median of their repeated launches ({REPEATS.relative_to(ROOT)})")
+    med_errs = [abs(r["error_vs_median"]) for r in rows if "error_vs_median" in r]
+    if med_errs:
+        print(f"{'repeated rows':20s} {len(med_errs):2d} predicted: MAPE {100 * sum(med_errs) / len(med_errs):5.1f} %, "
+              f"{sum(x <= 0.10 for x in med_errs)}/{len(med_errs)} within 10 % of the median of their repeated launches")
+    if nrep and single:
+        print(f"{'all, single launches':20s} {len(single):2d} predicted: MAPE {100 * sum(single) / len(single):5.1f} %, "
+              f"{sum(x <= 0.10 for x in single)}/{len(single)} within 10 % of the single recorded launch (the error column)")
     if errs["fit"]:
         print("fit rows: " + ", ".join(f"{k} ({v})" for k, v in FIT.items()))
     if args.json:
