@@ -32,8 +32,9 @@ list against the toml), each fitted on data outside the held-out third:
   copy_dram_perf (examples/h200/microbench.json), no corpus kernel;
 * ``l2_read_queue`` (the loaded L2 read latency): the microbenchmarks read_cg_4m_w32 and read_cg_4m
   (examples/h200/mem_sweep, examples/h200/l2_sweep), no corpus kernel;
-* ``atomic_line_parallel``: the project's atomic sweep microbenchmark atomic_spacing_4x32
-  (examples/h200/pipe_atomic), no corpus kernel.
+* ``atomic_unit_issue`` (an L2 atomic unit's operations to different sectors): the project's atomic sweep
+  microbenchmark atomic_spacing_4x32, the median of its 8 ncu launches (examples/h200/pipe_atomic/ncu_repeat),
+  no corpus kernel.
 * ``l2_atomic_window`` (the L2 atomic requests an SM sub-partition keeps in flight): the atomic sweep
   microbenchmark atomic_spacing_16x4096 (examples/h200/pipe_atomic), no corpus kernel.
 

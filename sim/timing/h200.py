@@ -329,26 +329,44 @@ def atomic_window_cycles(windows: list, unit_of: dict, service: dict, window: in
     return last - half          # from the first request's arrival, as the serial time above counts
 
 
+def atomic_unit_service(ops: dict, same: float, issue: float) -> float:
+    """Mean cycles per operation of one L2 atomic unit whose operations go to the 32-byte sectors of
+    ``ops`` (sector -> operations): the unit starts an operation every ``issue`` cycles
+    (``latency_cycles.atomic_unit_issue``), but one to the sector of the operation just before it
+    waits for that one's read-modify-write, ``same`` cycles after its start
+    (``latency_cycles.atomic_same_address``). Requests from all the SMs reach the unit interleaved
+    at random, so an operation follows one to its own sector with probability sum p_i^2 (p_i: the
+    sector's share of the unit's operations): ``issue + (same - issue) * sum p_i^2``. One hot sector:
+    ``same``; k sectors of equal share: ``issue + (same - issue) / k`` (examples/h200/pipe_atomic,
+    medians of 8 ncu launches: 2 hot sectors of one line 1.37 x one sector's rate (atomic_spacing_2x32),
+    4 sectors 1.68 x (4x32) and 1.83 x (32x4), 8 sectors of 2 lines of one unit 2.02 x (8x32);
+    examples/h200/atomic_slice: 2 lines of one unit 1.34 x one line). An operation two back to the same
+    sector is taken as never waiting (``2 * issue`` is within 10 % of ``same``)."""
+    n = sum(ops.values())
+    if n <= 0:
+        return same
+    share2 = sum((v / n) ** 2 for v in ops.values())
+    return issue + (same - issue) * share2
+
+
 def atomic_serial_cycles(counts: dict, scale: float, lat: dict, hier: dict | None = None,
                          windows: list | None = None) -> float:
     """Chip-wide time of the L2 atomics that go one after the other: the operations to one 32-byte
-    sector at ``atomic_same_address`` each, and those to the hot sectors homed in one L2 atomic unit
+    sector at ``atomic_same_address`` each, and those homed in one L2 atomic unit
     (:func:`sim.timing.l2slice.unit_of_line` of their 128-byte line, ``hier`` holding its measured
-    kernel; without it each line is its own unit) at ``atomic_same_address / f`` each, where the
-    unit runs ``f = atomic_line_parallel ** (log2 L + s)`` x one sector's rate for its ``L`` hot lines,
-    ``s`` = 1 when a line has more than one hot sector (examples/h200/pipe_atomic: 2 or 4 hot sectors
-    of one line 1.31-1.33 x one sector's rate; examples/h200/atomic_slice: 2 lines of one unit 1.34 x,
-    4 lines 1.5-1.8 x, lines of different units fully parallel). ``counts``:
+    kernel; without it each line is its own unit) at the unit's mean time per operation over its hot
+    sectors, :func:`atomic_unit_service` (the unit pipelines operations to different sectors,
+    ``atomic_unit_issue`` apart, and serialises those to one sector). ``counts``:
     :attr:`sim.timing.streams.WarpStreams.atomic_counts` (sector -> [operations, first CTA, shared by
     CTAs, pcs]); a sector shared by sampled CTAs is scaled by ``scale``.
-    ``red.global.add.f32 [%rd6], %f1;`` by every warp to 4 words 32 bytes apart (one line):
-    4 x 33,792 operations x 3.47 / 1.31, not 33,792 x 3.47; to 8 words 128 bytes apart (lines 0-7,
-    units {0, 1, 4, 5} and {2, 3, 6, 7}): 4 x 16,896 x 3.47 / 1.31 ** 2.
+    ``red.global.add.f32 [%rd6], %f1;`` by every warp to 4 words 32 bytes apart (one line, 4 sectors
+    of equal share): 4 x 33,792 operations x (1.61 + (3.47 - 1.61) / 4), not 33,792 x 3.47; to 8 words
+    128 bytes apart (lines 0-7, units {0, 1, 4, 5} and {2, 3, 6, 7}): 4 x 16,896 x the same.
     ``windows`` (every CTA's atomics per SM sub-partition, :func:`atomic_windows`): the units are
     fed by sub-partitions with at most ``hierarchy.l2_atomic_window`` operations in flight each, a
     round trip of ``latency_cycles.global_l2`` (:func:`atomic_window_cycles`); the time is the longer."""
     c = lat["atomic_same_address"]
-    par = lat.get("atomic_line_parallel", 1.0)
+    issue = lat.get("atomic_unit_issue", c)
     kern = echelon((hier or {}).get("l2_atomic_unit_kernel", ()))
     span = int((hier or {}).get("l2_atomic_unit_span", 1))
     worst, units, unit_of = 0.0, {}, {}
@@ -357,18 +375,12 @@ def atomic_serial_cycles(counts: dict, scale: float, lat: dict, hier: dict | Non
         worst = max(worst, n * c)
         line = sector >> 2
         key = unit_of[line] = unit_of_line(line, kern, span)
-        u = units.setdefault(key, [0.0, {}])
-        u[0] += n
-        u[1][line] = u[1].get(line, 0) + 1
+        ops = units.setdefault(key, {})
+        ops[sector] = ops.get(sector, 0.0) + n
     service = {}
-    for key, (n, lines) in units.items():
-        k = sum(lines.values())
-        f = 1.0
-        if k > 1:
-            steps = math.log2(len(lines)) + (1 if max(lines.values()) > 1 else 0)
-            f = min(k, par ** steps)
-            worst = max(worst, n * c / f)
-        service[key] = c / f
+    for key, ops in units.items():
+        service[key] = atomic_unit_service(ops, c, issue)
+        worst = max(worst, sum(ops.values()) * service[key])
     window = int((hier or {}).get("l2_atomic_window", 0))
     if windows and window > 0:
         worst = max(worst, atomic_window_cycles(windows, unit_of, service, window, lat["global_l2"]))

@@ -171,12 +171,12 @@ def test_same_address_atomics_serialise_chip_wide():
     assert same["cycles"] == pytest.approx(same["launch_overhead"] + 264 * 256 * lat)
     spread = _time("    mov.f32 %f1, 0f3F800000;\n    red.global.add.f32 [%rd4], %f1;", grid=264, block=256).timing
     # one operation per sector, not scaled up by the sampling; the 4 sectors of a warp's line share the
-    # line's unit (atomic_line_parallel, tests/sim/timing/test_atomic_sector.py), and the lines of the
-    # two sampled CTAs go 4 to an L2 atomic unit (lines 0, 1, 4, 5 and the like, sim/timing/l2slice.py):
-    # 16 operations at atomic_line_parallel ** (log2 4 + 1)
-    par = load_params("h200").lat["atomic_line_parallel"]
+    # line's unit (tests/sim/timing/test_atomic_sector.py), and the lines of the two sampled CTAs go 4
+    # to an L2 atomic unit (lines 0, 1, 4, 5 and the like, sim/timing/l2slice.py): 16 operations to
+    # 16 sectors, each atomic_unit_issue + (atomic_same_address - atomic_unit_issue) / 16
+    issue = load_params("h200").lat["atomic_unit_issue"]
     assert spread["simulated_ctas"] == 2
-    assert spread["atomic_cycles"] == pytest.approx(16 * lat / par ** 3)
+    assert spread["atomic_cycles"] == pytest.approx(16 * (issue + (lat - issue) / 16))
     assert spread["bound"] != "atomics (same address)"
 
 
