@@ -472,7 +472,7 @@ class SM:
         streams: list = []   # per warp: its pcs (WarpStream.pcs)
         accs: list = []      # per warp: its accesses (WarpStream.accesses)
         ip: list[int] = []
-        # per warp: its next instruction, (pc, access, OpFacts, free), set once when the warp gets to it:
+        # per warp: its next instruction (_next), set once when the warp gets to it:
         # a warp is offered the issue slot about 4 times per instruction it issues in the replay of the
         # hgemm_cp_async perf launch (waiting for the slot, a pipe or a queue), each reading this
         cur: list = []
@@ -574,7 +574,7 @@ class SM:
                 g, since = heappop(slot_wait[sp])
                 ver[sp] += 1
                 tok = True          # the next waiting warp's token: pushed below unless this one issues
-                pc, acc, op, free = cur[g]      # not free: a free instruction never waits for the slot
+                pc, acc, op, free, _ = cur[g]   # not free: a free instruction never waits for the slot
             else:
                 tok = False
                 sp = sp_of[g]
@@ -587,7 +587,7 @@ class SM:
                     if not grp:
                         del blocked[sp][r]
                         grp = None
-                pc, acc, op, free = cur[g]
+                pc, acc, op, free, _ = cur[g]
                 if not free and sp_free[sp] > r:        # another warp has the issue slot
                     d = sp_free[sp] - r
                     ns += d
@@ -710,77 +710,110 @@ class SM:
                         # Nothing is issued or pushed until the loop ends, so the heap's first
                         # event and the slot (sp_free) stay as they are: read once
                         h0 = heap[0] if heap and heap[0][0] <= r else None
+                        h0s = h0[1] if h0 is not None else 0.0
                         # ... and so do the pipes and the queues: the slot each queue has at r is
-                        # found once, by the first warp that needs it (None: not yet)
+                        # found once, by the first warp that needs it (None: not yet). Each tried
+                        # warp is one iteration here instead of one of the main loop; the common one
+                        # (one shared-memory part on a free LSU pipe: ``lsu_only``) skips the pipe
+                        # and parts checks. The version, the stall cycles of one cause and the last
+                        # group joined are kept in locals and written back once: nothing else reads
+                        # them until the loop ends, and the additions are the same, in the same order
                         subsp, qs_at, qg_at = sub[sp], None, None
+                        lsu_free = subsp["lsu"].free_at <= r
+                        v_ = ver[sp]
+                        cw, cv = None, 0.0      # cyc[cw] == cv, being added to
+                        lw, lbw = None, None    # the group of the warps blocked until lw
                         while w:
                             g2, since2 = w[0]
-                            if h0 is not None and h0 < (r, since2, -1 - sp, ver[sp]):
+                            if h0 is not None and (h0s < since2 or h0s == since2 and h0 < (r, since2, -1 - sp, v_)):
                                 break
                             cur2 = cur[g2]
-                            acc2 = cur2[1]
-                            if acc2 is None:
-                                break
-                            pn2 = cur2[2].pipe
-                            if pn2 is not None:         # the pipe check above (fa), for this warp
-                                if pn2 == "fma" or pn2 == "fp16":
-                                    hv2 = halves[sp]
-                                    if pn2 == "fma":
-                                        fa2 = hv2[0] if hv2[0] <= hv2[1] else hv2[1]
-                                    else:
-                                        fa2 = hv2[0] if hv2[0] >= hv2[1] else hv2[1]
-                                elif pn2 == "int":
-                                    a_, hv2 = subsp["alu"], halves[sp]
-                                    fa2 = hv2[0] if hv2[0] <= hv2[1] else hv2[1]
-                                    if a_.free_at <= max(r, fa2):
-                                        fa2 = a_.free_at
-                                else:
-                                    fa2 = subsp[pn2].free_at
-                                if fa2 > r:
+                            if cur2[4]:
+                                if not lsu_free:
                                     break
-                            wait2, why2 = r, None
-                            for part in acc2:           # the queue check above, for this warp
-                                if part[0] == "s":
-                                    if qs_at is None:
-                                        q_ = mq[sp]
-                                        lv = q_._leaves
-                                        if lv and lv[0] <= r:
-                                            q_._prune(r)
-                                        n_ = len(lv)
-                                        qs_at = lv[n_ - q_.depth] if n_ >= q_.depth else r
-                                    if qs_at > wait2:
-                                        wait2, why2 = qs_at, "mio_throttle"
-                                elif part[0] == "g":
-                                    if qg_at is None:
-                                        q_ = lq[sp]
-                                        lv = q_._leaves
-                                        if lv and lv[0] <= r:
-                                            q_._prune(r)
-                                        n_ = len(lv)
-                                        qg_at = lv[n_ - q_.depth] if n_ >= q_.depth else r
-                                    if qg_at > wait2:
-                                        wait2, why2 = qg_at, "lg_throttle"
-                                    if part[1] in ("store", "atomic"):
-                                        at = sq.slot_at(r)
-                                        if at > wait2:
-                                            wait2, why2 = at, "lg_throttle"
-                            if wait2 <= r:
-                                break
+                                if qs_at is None:
+                                    q_ = mq[sp]
+                                    lv = q_._leaves
+                                    if lv and lv[0] <= r:
+                                        q_._prune(r)
+                                    n_ = len(lv)
+                                    qs_at = lv[n_ - q_.depth] if n_ >= q_.depth else r
+                                if qs_at <= r:
+                                    break
+                                wait2, why2 = qs_at, "mio_throttle"
+                            else:
+                                acc2 = cur2[1]
+                                if acc2 is None:
+                                    break
+                                pn2 = cur2[2].pipe
+                                if pn2 is not None:         # the pipe check above (fa), for this warp
+                                    if pn2 == "fma" or pn2 == "fp16":
+                                        hv2 = halves[sp]
+                                        if pn2 == "fma":
+                                            fa2 = hv2[0] if hv2[0] <= hv2[1] else hv2[1]
+                                        else:
+                                            fa2 = hv2[0] if hv2[0] >= hv2[1] else hv2[1]
+                                    elif pn2 == "int":
+                                        a_, hv2 = subsp["alu"], halves[sp]
+                                        fa2 = hv2[0] if hv2[0] <= hv2[1] else hv2[1]
+                                        if a_.free_at <= max(r, fa2):
+                                            fa2 = a_.free_at
+                                    else:
+                                        fa2 = subsp[pn2].free_at
+                                    if fa2 > r:
+                                        break
+                                wait2, why2 = r, None
+                                for part in acc2:           # the queue check above, for this warp
+                                    if part[0] == "s":
+                                        if qs_at is None:
+                                            q_ = mq[sp]
+                                            lv = q_._leaves
+                                            if lv and lv[0] <= r:
+                                                q_._prune(r)
+                                            n_ = len(lv)
+                                            qs_at = lv[n_ - q_.depth] if n_ >= q_.depth else r
+                                        if qs_at > wait2:
+                                            wait2, why2 = qs_at, "mio_throttle"
+                                    elif part[0] == "g":
+                                        if qg_at is None:
+                                            q_ = lq[sp]
+                                            lv = q_._leaves
+                                            if lv and lv[0] <= r:
+                                                q_._prune(r)
+                                            n_ = len(lv)
+                                            qg_at = lv[n_ - q_.depth] if n_ >= q_.depth else r
+                                        if qg_at > wait2:
+                                            wait2, why2 = qg_at, "lg_throttle"
+                                        if part[1] in ("store", "atomic"):
+                                            at = sq.slot_at(r)
+                                            if at > wait2:
+                                                wait2, why2 = at, "lg_throttle"
+                                if wait2 <= r:
+                                    break
                             heappop(w)                  # what the token's iteration does, in its order
-                            ver[sp] += 1
-                            cyc[why2] = cyc.get(why2, 0.0) + (wait2 - r)
-                            bw = bsp.get(wait2)
+                            v_ += 1
+                            if why2 is not cw:
+                                if cw is not None:
+                                    cyc[cw] = cv
+                                cw, cv = why2, cyc.get(why2, 0.0)
+                            cv += wait2 - r
+                            bw = lbw if wait2 == lw else bsp.get(wait2)
                             me = (since2, g2)
                             if bw is None:
-                                bsp[wait2] = [me]
+                                bw = bsp[wait2] = [me]
                             elif me < bw[0]:
                                 heappush(bw, me)
                             else:
                                 heappush(bw, me)
+                                lw, lbw = wait2, bw
                                 continue
+                            lw, lbw = wait2, bw
                             if head is not None and head[0] != wait2:
                                 heappush(heap, (head[0], head[1][0], head[1][1], 0))
                             head = (wait2, me)
+                        ver[sp] = v_
+                        if cw is not None:
+                            cyc[cw] = cv
                     if head is not None:
                         heappush(heap, (head[0], head[1][0], head[1][1], 0))
                     if tok and w:
@@ -1037,7 +1070,9 @@ class SM:
             if i < len(s):                              # _next, inlined
                 nop = f[s[i]]
                 a_ = accs[g][i]
-                cur[g] = (s[i], a_, nop, (a_ is not None and a_[0][1] == "merged") or nop.packed)
+                cur[g] = (s[i], a_, nop, (a_ is not None and a_[0][1] == "merged") or nop.packed,
+                          nop.pipe == "lsu" and a_ is not None and len(a_) == 1 and a_[0][0] == "s"
+                          and a_[0][1] != "merged")
             c = cta_of[g]
             if sp_ == "bar":
                 lst = parked.setdefault(c, [])
@@ -1109,10 +1144,12 @@ class SM:
 
 
 def _next(pc: int, acc, f: list) -> tuple:
-    """A warp's next instruction as :meth:`SM.run` keeps it: ``(pc, access, OpFacts, free)``; free: part
-    of a vector load (``merged``) or a conversion packed into the previous one, not issued."""
+    """A warp's next instruction as :meth:`SM.run` keeps it: ``(pc, access, OpFacts, free, lsu_only)``;
+    free: part of a vector load (``merged``) or a conversion packed into the previous one, not issued;
+    lsu_only: one shared-memory part on the LSU pipe (it waits for the pipe and the MIO queue only)."""
     op = f[pc]
-    return pc, acc, op, (acc is not None and acc[0][1] == "merged") or op.packed
+    return (pc, acc, op, (acc is not None and acc[0][1] == "merged") or op.packed,
+            op.pipe == "lsu" and acc is not None and len(acc) == 1 and acc[0][0] == "s" and acc[0][1] != "merged")
 
 
 def sm_ctas(ncta: int, sms: int, sm: int = 0) -> list[int]:
