@@ -442,6 +442,7 @@ class SM:
         f, L, P = self.f, self.P.lat, self.P
         use_log = waits is not None and ids is not None
         gw_of: list = []                  # per warp: global warp id (with the log)
+        deps_of: list = []                # per warp: its waits (position -> async issues), looked up once
         adone: dict = {}                  # (global warp, position) of an async issue -> modelled completion
         # the MIO's per-sub-partition LSU instruction queues (entries: instructions, from issue until
         # the shared pipe or the L1 t-stage takes them): shared-memory instructions stall on
@@ -471,6 +472,10 @@ class SM:
         streams: list = []   # per warp: its pcs (WarpStream.pcs)
         accs: list = []      # per warp: its accesses (WarpStream.accesses)
         ip: list[int] = []
+        # per warp: its next instruction (_next), set once when the warp gets to it:
+        # a warp is offered the issue slot about 4 times per instruction it issues in the replay of the
+        # hgemm_cp_async perf launch (waiting for the slot, a pipe or a queue), each reading this
+        cur: list = []
         sp_of: list[int] = []
         cta_of: list[int] = []
         reg_t: list = []
@@ -510,11 +515,13 @@ class SM:
                 streams.append(s.pcs)
                 accs.append(s.accesses)
                 ip.append(0)
+                cur.append(_next(s.pcs[0], s.accesses[0], f))
                 sp_of.append((slot * self.wpc + w) % 4)
                 cta_of.append(c)
                 reg_t.append([0.0] * nregs)
                 reg_c.append([None] * nregs)
                 gw_of.append(ids[c] * self.wpc + w if use_log else None)
+                deps_of.append(waits.get(gw_of[-1]) or None if use_log else None)
                 cpg.append([0.0, []])
                 wgg.append([0.0, []])
                 vdone.append({})
@@ -567,9 +574,7 @@ class SM:
                 g, since = heappop(slot_wait[sp])
                 ver[sp] += 1
                 tok = True          # the next waiting warp's token: pushed below unless this one issues
-                s = streams[g]
-                pc, acc = s[ip[g]], accs[g][ip[g]]
-                free = False
+                pc, acc, op, free, _ = cur[g]   # not free: a free instruction never waits for the slot
             else:
                 tok = False
                 sp = sp_of[g]
@@ -582,10 +587,7 @@ class SM:
                     if not grp:
                         del blocked[sp][r]
                         grp = None
-                s = streams[g]
-                pc, acc = s[ip[g]], accs[g][ip[g]]
-                # part of a vector load, or a conversion packed into the previous one: not issued
-                free = (acc is not None and acc[0][1] == "merged") or f[pc].packed
+                pc, acc, op, free, _ = cur[g]
                 if not free and sp_free[sp] > r:        # another warp has the issue slot
                     d = sp_free[sp] - r
                     ns += d
@@ -613,7 +615,6 @@ class SM:
                     continue
                 if grp is not None:                     # the group's next warp, at this cycle
                     heappush(heap, (r, grp[0][0], grp[0][1], 0))
-            op = f[pc]
             if trace:
                 tcur[0] = op                            # names the unit slices of this issue
             pn = op.pipe
@@ -681,86 +682,140 @@ class SM:
                                 wait, why = at, "lg_throttle"
                 if wait > r:
                     cyc[why] = cyc.get(why, 0.0) + (wait - r)
-                    bw = blocked[sp].get(wait)           # join the warps blocked until ``wait``
+                    # join the warps blocked until ``wait``. The group's event (for its new first
+                    # warp) is pushed once this iteration ends (``head``): the warps tried below
+                    # often join the same group, each displacing the first, and every displaced
+                    # event would be popped stale later (about 2 M per replay of the hgemm_cp_async
+                    # perf launch). Those events lie after cycle r, so the heap's first event, the
+                    # only one read before they are pushed, is the same without them
+                    bsp = blocked[sp]
+                    bw = bsp.get(wait)
                     me = (since, g)
+                    head = None                             # (wait, first warp) of a group to push
                     if bw is None:
-                        blocked[sp][wait] = [me]
-                        heappush(heap, (wait, since, g, 0))
+                        bsp[wait] = [me]
+                        head = (wait, me)
                     else:
                         if me < bw[0]:
-                            heappush(heap, (wait, since, g, 0))
+                            head = (wait, me)
                         heappush(bw, me)
                     w = slot_wait[sp]
-                    if tok and w and not trace:
+                    if tok and w and not trace and sp_free[sp] == r:
                         # The next waiting warp's token would come straight back from the heap (no
                         # event before it) while its sub-partition's slot is free at r: its warp is
                         # tried here, as that token's iteration would, as long as it too finds its
                         # queue full (about a third of the replay's iterations of the hgemm_cp_async
                         # perf launch: every warp waiting on the MIO queue is tried once per freed
                         # entry). Anything else (it issues, its pipe is busy) is left to the token.
-                        bsp = blocked[sp]
-                        while w and sp_free[sp] == r:
-                            since2 = w[0][1]
-                            if heap and heap[0] < (r, since2, -1 - sp, ver[sp]):
+                        # Nothing is issued or pushed until the loop ends, so the heap's first
+                        # event and the slot (sp_free) stay as they are: read once
+                        h0 = heap[0] if heap and heap[0][0] <= r else None
+                        h0s = h0[1] if h0 is not None else 0.0
+                        # ... and so do the pipes and the queues: the slot each queue has at r is
+                        # found once, by the first warp that needs it (None: not yet). Each tried
+                        # warp is one iteration here instead of one of the main loop; the common one
+                        # (one shared-memory part on a free LSU pipe: ``lsu_only``) skips the pipe
+                        # and parts checks. The version, the stall cycles of one cause and the last
+                        # group joined are kept in locals and written back once: nothing else reads
+                        # them until the loop ends, and the additions are the same, in the same order
+                        subsp, qs_at, qg_at = sub[sp], None, None
+                        lsu_free = subsp["lsu"].free_at <= r
+                        v_ = ver[sp]
+                        cw, cv = None, 0.0      # cyc[cw] == cv, being added to
+                        lw, lbw = None, None    # the group of the warps blocked until lw
+                        while w:
+                            g2, since2 = w[0]
+                            if h0 is not None and (h0s < since2 or h0s == since2 and h0 < (r, since2, -1 - sp, v_)):
                                 break
-                            g2 = w[0][0]
-                            i2 = ip[g2]
-                            acc2 = accs[g2][i2]
-                            if acc2 is None:
-                                break
-                            pn2 = f[streams[g2][i2]].pipe
-                            if pn2 is not None:         # the pipe check above (fa), for this warp
-                                if pn2 == "fma" or pn2 == "fp16":
-                                    hv2 = halves[sp]
-                                    if pn2 == "fma":
-                                        fa2 = hv2[0] if hv2[0] <= hv2[1] else hv2[1]
-                                    else:
-                                        fa2 = hv2[0] if hv2[0] >= hv2[1] else hv2[1]
-                                elif pn2 == "int":
-                                    a_, hv2 = sub[sp]["alu"], halves[sp]
-                                    fa2 = hv2[0] if hv2[0] <= hv2[1] else hv2[1]
-                                    if a_.free_at <= max(r, fa2):
-                                        fa2 = a_.free_at
-                                else:
-                                    fa2 = sub[sp][pn2].free_at
-                                if fa2 > r:
+                            cur2 = cur[g2]
+                            if cur2[4]:
+                                if not lsu_free:
                                     break
-                            wait2, why2 = r, None
-                            for part in acc2:           # the queue check above, for this warp
-                                if part[0] == "s":
+                                if qs_at is None:
                                     q_ = mq[sp]
                                     lv = q_._leaves
                                     if lv and lv[0] <= r:
                                         q_._prune(r)
                                     n_ = len(lv)
-                                    if n_ >= q_.depth and lv[n_ - q_.depth] > wait2:
-                                        wait2, why2 = lv[n_ - q_.depth], "mio_throttle"
-                                elif part[0] == "g":
-                                    q_ = lq[sp]
-                                    lv = q_._leaves
-                                    if lv and lv[0] <= r:
-                                        q_._prune(r)
-                                    n_ = len(lv)
-                                    if n_ >= q_.depth and lv[n_ - q_.depth] > wait2:
-                                        wait2, why2 = lv[n_ - q_.depth], "lg_throttle"
-                                    if part[1] in ("store", "atomic"):
-                                        at = sq.slot_at(r)
-                                        if at > wait2:
-                                            wait2, why2 = at, "lg_throttle"
-                            if wait2 <= r:
-                                break
+                                    qs_at = lv[n_ - q_.depth] if n_ >= q_.depth else r
+                                if qs_at <= r:
+                                    break
+                                wait2, why2 = qs_at, "mio_throttle"
+                            else:
+                                acc2 = cur2[1]
+                                if acc2 is None:
+                                    break
+                                pn2 = cur2[2].pipe
+                                if pn2 is not None:         # the pipe check above (fa), for this warp
+                                    if pn2 == "fma" or pn2 == "fp16":
+                                        hv2 = halves[sp]
+                                        if pn2 == "fma":
+                                            fa2 = hv2[0] if hv2[0] <= hv2[1] else hv2[1]
+                                        else:
+                                            fa2 = hv2[0] if hv2[0] >= hv2[1] else hv2[1]
+                                    elif pn2 == "int":
+                                        a_, hv2 = subsp["alu"], halves[sp]
+                                        fa2 = hv2[0] if hv2[0] <= hv2[1] else hv2[1]
+                                        if a_.free_at <= max(r, fa2):
+                                            fa2 = a_.free_at
+                                    else:
+                                        fa2 = subsp[pn2].free_at
+                                    if fa2 > r:
+                                        break
+                                wait2, why2 = r, None
+                                for part in acc2:           # the queue check above, for this warp
+                                    if part[0] == "s":
+                                        if qs_at is None:
+                                            q_ = mq[sp]
+                                            lv = q_._leaves
+                                            if lv and lv[0] <= r:
+                                                q_._prune(r)
+                                            n_ = len(lv)
+                                            qs_at = lv[n_ - q_.depth] if n_ >= q_.depth else r
+                                        if qs_at > wait2:
+                                            wait2, why2 = qs_at, "mio_throttle"
+                                    elif part[0] == "g":
+                                        if qg_at is None:
+                                            q_ = lq[sp]
+                                            lv = q_._leaves
+                                            if lv and lv[0] <= r:
+                                                q_._prune(r)
+                                            n_ = len(lv)
+                                            qg_at = lv[n_ - q_.depth] if n_ >= q_.depth else r
+                                        if qg_at > wait2:
+                                            wait2, why2 = qg_at, "lg_throttle"
+                                        if part[1] in ("store", "atomic"):
+                                            at = sq.slot_at(r)
+                                            if at > wait2:
+                                                wait2, why2 = at, "lg_throttle"
+                                if wait2 <= r:
+                                    break
                             heappop(w)                  # what the token's iteration does, in its order
-                            ver[sp] += 1
-                            cyc[why2] = cyc.get(why2, 0.0) + (wait2 - r)
-                            bw = bsp.get(wait2)
+                            v_ += 1
+                            if why2 is not cw:
+                                if cw is not None:
+                                    cyc[cw] = cv
+                                cw, cv = why2, cyc.get(why2, 0.0)
+                            cv += wait2 - r
+                            bw = lbw if wait2 == lw else bsp.get(wait2)
                             me = (since2, g2)
                             if bw is None:
-                                bsp[wait2] = [me]
-                                heappush(heap, (wait2, since2, g2, 0))
-                            else:
-                                if me < bw[0]:
-                                    heappush(heap, (wait2, since2, g2, 0))
+                                bw = bsp[wait2] = [me]
+                            elif me < bw[0]:
                                 heappush(bw, me)
+                            else:
+                                heappush(bw, me)
+                                lw, lbw = wait2, bw
+                                continue
+                            lw, lbw = wait2, bw
+                            if head is not None and head[0] != wait2:
+                                heappush(heap, (head[0], head[1][0], head[1][1], 0))
+                            head = (wait2, me)
+                        ver[sp] = v_
+                        if cw is not None:
+                            cyc[cw] = cv
+                    if head is not None:
+                        heappush(heap, (head[0], head[1][0], head[1][1], 0))
                     if tok and w:
                         item = heappushpop(heap, (sp_free[sp], w[0][1], -1 - sp, ver[sp]))
                     else:
@@ -993,9 +1048,9 @@ class SM:
                         after, after_cause = d, "membar"
             if op.acquire and done > after:
                 after, after_cause = done, "long_scoreboard"
-            if use_log:
-                deps = waits.get(gw_of[g])
-                deps = deps.get(ip[g]) if deps else None
+            deps = deps_of[g]
+            if deps is not None:
+                deps = deps.get(ip[g])
                 if deps:
                     w_ = max(adone.get(k_, 0.0) for k_ in deps)
                     if w_ > after:
@@ -1011,6 +1066,13 @@ class SM:
                 rc[x] = cause
             i = ip[g] + 1
             ip[g] = i
+            s = streams[g]
+            if i < len(s):                              # _next, inlined
+                nop = f[s[i]]
+                a_ = accs[g][i]
+                cur[g] = (s[i], a_, nop, (a_ is not None and a_[0][1] == "merged") or nop.packed,
+                          nop.pipe == "lsu" and a_ is not None and len(a_) == 1 and a_[0][0] == "s"
+                          and a_[0][1] != "merged")
             c = cta_of[g]
             if sp_ == "bar":
                 lst = parked.setdefault(c, [])
@@ -1038,7 +1100,6 @@ class SM:
                         nxt += 1
                 item = heappop(heap) if heap else None
                 continue
-            nop = f[s[i]]
             ready, why = after, after_cause
             for x in nop.reads:
                 if rt[x] > ready:
@@ -1080,6 +1141,15 @@ class SM:
             if why is not None:
                 add(why, ready - t)
             heapq.heappush(heap, (ready, ready, g))
+
+
+def _next(pc: int, acc, f: list) -> tuple:
+    """A warp's next instruction as :meth:`SM.run` keeps it: ``(pc, access, OpFacts, free, lsu_only)``;
+    free: part of a vector load (``merged``) or a conversion packed into the previous one, not issued;
+    lsu_only: one shared-memory part on the LSU pipe (it waits for the pipe and the MIO queue only)."""
+    op = f[pc]
+    return (pc, acc, op, (acc is not None and acc[0][1] == "merged") or op.packed,
+            op.pipe == "lsu" and acc is not None and len(acc) == 1 and acc[0][0] == "s" and acc[0][1] != "merged")
 
 
 def sm_ctas(ncta: int, sms: int, sm: int = 0) -> list[int]:
