@@ -445,13 +445,40 @@ def _lines(text: str, start: int):
         ['ret;', '$L__BB0_1:']
     """
     if ".section" not in text:
-        yield from _LINE.finditer(text, start)
+        yield from _unblanked(text, start, len(text))
         return
     pos = start
     for sec in _SECTION.finditer(text, start):
-        yield from _LINE.finditer(text, pos, sec.start())
+        yield from _unblanked(text, pos, sec.start())
         pos = sec.end()
-    yield from _LINE.finditer(text, pos)
+    yield from _unblanked(text, pos, len(text))
+
+
+#: a stretch of empty lines that :func:`_unblanked` steps over instead of trying :data:`_LINE` at
+#: each of them: a big file's batch (:meth:`isa.ptx.chunks.Split.batch_text`) keeps every kernel
+#: before its own at its lines as empty lines, up to a million of them
+_BLANK_LINES = "\n" * 64
+_NEWLINES = re.compile(r"\n+")
+
+
+def _unblanked(text: str, a: int, b: int):
+    r"""The :data:`_LINE` matches of ``text[a:b]``, stepping over each stretch of 64 or more empty
+    lines (no match starts inside one: an empty line holds no statement). A scan stops at the
+    newline that ends the stretch's first line and resumes at the line after its last: ``^`` and
+    ``$`` read the real neighbours there, so the matches are those of one scan.
+
+        >>> t = "ret;" + "\n" * 100 + "  exit;\n"
+        >>> [(m.start(), m.group().strip()) for m in _unblanked(t, 0, len(t))]
+        [(0, 'ret;'), (104, 'exit;')]
+    """
+    finditer, find = _LINE.finditer, text.find
+    while True:
+        k = find(_BLANK_LINES, a, b)
+        if k < 0:
+            yield from finditer(text, a, b)
+            return
+        yield from finditer(text, a, k)
+        a = min(_NEWLINES.match(text, k).end(), b)
 
 
 def _gap(text: str, a: int, b: int) -> bool:
