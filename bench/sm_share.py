@@ -1,0 +1,82 @@
+"""Which SMs are the slow ones in the L2/DRAM copies? (per-CTA records of bench/device/sm_share_truth.sh; issue #10)
+
+    python3 bench/sm_share.py [examples/h200/sm_share/sm_share.json]
+
+Every SM has the same work in these launches (2 or 8 CTAs of a grid-stride loop), yet ncu's
+sm__cycles_active max/avg is 1.18 for copy_l2/copy_l2_cg. Per case this prints, measured: the SMs' busy
+time (clock64 from the first CTA's entry to the last CTA's exit on that SM) as max / mean and its spread;
+how alike the SMs' ranking is from launch to launch (Spearman of two launches' per-SM busy times: near 1 a
+property of the SM or its place in the chip, near 0 chance); the same against the case with both buffers
+moved (``@+offset``: a property of the SM, not of the addresses, when it stays high); and the mean busy time of
+the SMs grouped by smid // 2 (a TPC) into the slowest and fastest groups.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+PATH = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "examples" / "h200" / "sm_share" / "sm_share.json"
+
+
+def busy(run: list[list[int]]) -> dict[int, int]:
+    """smid -> cycles from its first CTA's entry to its last CTA's exit (clock64 of that SM)."""
+    a = np.asarray(run, dtype=np.int64)
+    out = {}
+    for s in np.unique(a[:, 0]):
+        r = a[a[:, 0] == s]
+        out[int(s)] = int(r[:, 2].max() - r[:, 1].min())
+    return out
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> float:
+    rx, ry = np.argsort(np.argsort(x)), np.argsort(np.argsort(y))
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def main() -> int:
+    data = json.loads(PATH.read_text())
+    per_case = {}
+    print(f"{'case':26} {'grid':>5} {'SMs':>4} {'mean':>8} {'max/mean':>8} {'p90/mean':>8} {'min/mean':>8} "
+          f"{'launch-to-launch rho':>21} {'start spread':>12}")
+    for key, case in data.items():
+        runs = [busy(r) for r in case["runs"]]
+        sms = sorted(set.intersection(*(set(b) for b in runs)))
+        m = np.array([[b[s] for s in sms] for b in runs], dtype=float)   # runs x SMs
+        per_case[key] = (sms, m.mean(axis=0))
+        ratios = m.max(axis=1) / m.mean(axis=1)
+        rhos = [spearman(m[i], m[j]) for i in range(len(m)) for j in range(i + 1, len(m))]
+        g0 = np.array([[x[3] for x in r] for r in case["runs"]], dtype=float)
+        spread_ns = float(np.median(g0.max(axis=1) - g0.min(axis=1)))
+        mean = m.mean()
+        print(f"{key:26} {case['grid']:5d} {len(sms):4d} {mean:8.0f} {np.median(ratios):8.3f} "
+              f"{np.median(np.percentile(m, 90, axis=1) / m.mean(axis=1)):8.3f} "
+              f"{np.median(m.min(axis=1) / m.mean(axis=1)):8.3f} {np.median(rhos):21.2f} {spread_ns:10.0f}ns")
+    print()
+    for key in data:
+        if "@+" not in key:
+            continue
+        base = key.split("@+")[0]
+        sa, a = per_case[base]
+        sb, b = per_case[key]
+        common = sorted(set(sa) & set(sb))
+        ia = [sa.index(s) for s in common]
+        ib = [sb.index(s) for s in common]
+        print(f"{key}: per-SM mean busy vs {base}: Spearman {spearman(a[ia], b[ib]):.2f}")
+    print()
+    for key, (sms, mean) in per_case.items():
+        tpc = {}
+        for s, v in zip(sms, mean):
+            tpc.setdefault(s // 2, []).append(v)
+        t = sorted((np.mean(v), k) for k, v in tpc.items())
+        slow = ", ".join(f"{k}:{v / mean.mean():.2f}" for v, k in t[-6:][::-1])
+        fast = ", ".join(f"{k}:{v / mean.mean():.2f}" for v, k in t[:4])
+        print(f"{key:26} slowest TPCs (smid//2: busy/mean) {slow}; fastest {fast}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
