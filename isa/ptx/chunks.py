@@ -27,8 +27,11 @@ from typing import Iterable, Iterator
 _ENTRY = re.compile(r"^[ \t]*(?:\.(?:visible|weak|extern)[ \t]+)*\.entry[ \t]+([\w$%]+)", re.M)
 # what brace matching must see: braces, parentheses, and the comments/strings that hide them
 _TOKENS = re.compile(r'[{}();]|//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"', re.S)
-# inside a body only the braces count (a ';' or parenthesis there ends nothing): fewer tokens to see
-_BRACES = re.compile(r'[{}]|//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"', re.S)
+# inside a body only the braces count (a ';' or parenthesis there ends nothing): what hides no
+# brace (other characters, comments, strings, and a ``{...}`` closed on its line with none of
+# those inside, a vector operand: +1 then -1) is stepped over in the pattern, up to the next brace
+# that changes the depth; a lone ``/`` or ``"`` (no comment, no string) is a character
+_BRACE = re.compile(r'(?:[^{}/"]++|//[^\n]*+|/\*.*?\*/|"(?:[^"\\\n]|\\.)*+"|\{[^{}/"\n]*+\}|[/"])*+([{}])', re.S)
 
 
 @dataclass(frozen=True)
@@ -79,15 +82,18 @@ def _body_end(text: str, pos: int) -> int | None:
 def _body_close(text: str, pos: int) -> int | None:
     """Where the body whose ``{`` ends at ``pos`` closes (after its ``}``)."""
     braces = 1
-    for t in _BRACES.finditer(text, pos):
-        c = t.group()
-        if c == "{":
+    match = _BRACE.match
+    while True:
+        t = match(text, pos)
+        if t is None:
+            return None
+        pos = t.end()
+        if t.group(1) == "{":
             braces += 1
-        elif c == "}":
+        else:
             braces -= 1
             if braces == 0:
-                return t.end()
-    return None
+                return pos
 
 
 def _after_open(text: str, pos: int, parens: int) -> int | None:
