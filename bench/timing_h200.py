@@ -35,6 +35,9 @@ list against the toml), each fitted on data outside the held-out third:
 * ``atomic_unit_issue`` (an L2 atomic unit's operations to different sectors): the project's atomic sweep
   microbenchmark atomic_spacing_4x32, the median of its 8 ncu launches (examples/h200/pipe_atomic/ncu_repeat),
   no corpus kernel.
+* ``atomic_slice_issue`` (an L2 slice's atomics to sectors at one place in their lines): the atomic sweep
+  microbenchmark atomic_spacing_8x128, the median of its 21 ncu launches (examples/h200/repeat), no corpus
+  kernel.
 * ``l2_atomic_window`` (the L2 atomic requests an SM sub-partition keeps in flight): the atomic sweep
   microbenchmark atomic_spacing_16x4096 (examples/h200/pipe_atomic), no corpus kernel.
 

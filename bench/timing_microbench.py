@@ -58,6 +58,7 @@ FIT = {
     "hfma2_indep": "pipes.fp16",
     "atomic_same": "latency_cycles.atomic_same_address",
     "atomic_spacing_4x32": "latency_cycles.atomic_unit_issue (the median of its 8 repeated launches)",
+    "atomic_spacing_8x128": "latency_cycles.atomic_slice_issue (the median of its 21 repeated launches)",
     "atomic_spacing_16x4096": "hierarchy.l2_atomic_window (its recorded launch; not its median, see h200.toml)",
     "strided_load_32": "hierarchy.dram_granule, dram_line_overhead",
     "write_f4_16m": "hierarchy.l2_write_line_cycles, l2_write_sector_cycles, l2_write_partial_cycles",

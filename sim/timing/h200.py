@@ -362,14 +362,20 @@ def atomic_serial_cycles(counts: dict, scale: float, lat: dict, hier: dict | Non
     ``red.global.add.f32 [%rd6], %f1;`` by every warp to 4 words 32 bytes apart (one line, 4 sectors
     of equal share): 4 x 33,792 operations x (1.61 + (3.47 - 1.61) / 4), not 33,792 x 3.47; to 8 words
     128 bytes apart (lines 0-7, units {0, 1, 4, 5} and {2, 3, 6, 7}): 4 x 16,896 x the same.
+    Two units form an L2 slice (their lines differ by ``hierarchy.l2_atomic_slice_kernel`` too) whose
+    operations to the sectors at one place in their lines (address bits 5-6) start at most one per
+    ``latency_cycles.atomic_slice_issue``: 8 words 128 bytes apart (sector 0 of lines 0-7, both units
+    of one slice) take 135,168 x 1.19, not 4 x 16,896 x 2.09; 4 sectors of each of lines 0-3 are four
+    such places and go at their units' rate.
     ``windows`` (every CTA's atomics per SM sub-partition, :func:`atomic_windows`): the units are
     fed by sub-partitions with at most ``hierarchy.l2_atomic_window`` operations in flight each, a
     round trip of ``latency_cycles.global_l2`` (:func:`atomic_window_cycles`); the time is the longer."""
     c = lat["atomic_same_address"]
     issue = lat.get("atomic_unit_issue", c)
     kern = echelon((hier or {}).get("l2_atomic_unit_kernel", ()))
+    slice_kern = echelon(kern + tuple((hier or {}).get("l2_atomic_slice_kernel", ())))
     span = int((hier or {}).get("l2_atomic_unit_span", 1))
-    worst, units, unit_of = 0.0, {}, {}
+    worst, units, unit_of, places = 0.0, {}, {}, {}
     for sector, v in counts.items():
         n = v[0] * (scale if v[2] else 1.0)
         worst = max(worst, n * c)
@@ -377,6 +383,9 @@ def atomic_serial_cycles(counts: dict, scale: float, lat: dict, hier: dict | Non
         key = unit_of[line] = unit_of_line(line, kern, span)
         ops = units.setdefault(key, {})
         ops[sector] = ops.get(sector, 0.0) + n
+        place = (unit_of_line(line, slice_kern, span), sector & 3)
+        places[place] = places.get(place, 0.0) + n
+    worst = max(worst, max(places.values(), default=0.0) * lat.get("atomic_slice_issue", 0.0))
     service = {}
     for key, ops in units.items():
         service[key] = atomic_unit_service(ops, c, issue)

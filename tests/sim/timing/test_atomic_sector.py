@@ -38,12 +38,29 @@ def test_atomics_to_one_sector_serialise_like_one_address():
     """2-8 hot words of one 32-byte sector take the time of one hot word at the L2 (atomic_spacing_8x4:
     472,895 cycles, atomic_spacing_1: 472,913); 8 words 128 bytes apart do not share the sector: lines
     0-7 are homed in two L2 atomic units ({0, 1, 4, 5} and {2, 3, 6, 7}, sim/timing/l2slice.py) of four
-    hot sectors each."""
-    lat = load_params("h200").lat["atomic_same_address"]
+    hot sectors each, the two units of one L2 slice, which starts the operations to sector 0 of its
+    lines at most one per atomic_slice_issue (test_one_slice_bounds_eight_lines_at_one_sector_place)."""
+    lat = load_params("h200").lat
     t = {s: _atomics(8, s) for s in (4, 128)}
-    assert t[4]["atomic_cycles"] == pytest.approx(N * lat)
+    assert t[4]["atomic_cycles"] == pytest.approx(N * lat["atomic_same_address"])
     assert t[4]["bound"] == "atomics (same address)"
-    assert t[128]["atomic_cycles"] == pytest.approx(N / 2 * _service(4))
+    assert t[128]["atomic_cycles"] == pytest.approx(N * lat["atomic_slice_issue"])
+    assert t[128]["atomic_cycles"] > N / 2 * _service(4)
+
+
+def test_one_slice_bounds_eight_lines_at_one_sector_place():
+    """examples/h200/repeat, medians of 21 ncu launches less launch_overhead 4,120: 8 hot words 128 bytes
+    apart (sector 0 of lines 0-7, the two units of one slice) take 160,962 cycles for 135,168 operations
+    (atomic_spacing_8x128, the fit row of atomic_slice_issue; atomic_addrs_8, the same addresses: 161,928),
+    where the two units alone would take 4 x 16,896 x 2.09 = 141,251; 16 and 32 lines 128 bytes apart are
+    2 and 4 slices (16x128: 86,400 measured; 32x128: 40,284). 4 sectors of each of lines 0-3 (one slice,
+    four places in the line: atomic_spacing_16x32, 122,930) are not bound by it but by their units."""
+    lat = load_params("h200").lat
+    q = lat["atomic_slice_issue"]
+    for words, slices in ((8, 1), (16, 2), (32, 4)):
+        assert _atomics(words, 128)["atomic_cycles"] == pytest.approx(N / slices * q)
+    # 16 words 32 bytes apart: lines 0-3, units {0, 1} and {2, 3} with 8 hot sectors each
+    assert _atomics(16, 32)["atomic_cycles"] == pytest.approx(N / 2 * _service(8))
 
 
 def test_hot_sectors_of_one_line_share_its_unit():

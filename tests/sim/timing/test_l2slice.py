@@ -38,3 +38,15 @@ def test_two_hot_lines_of_one_unit_take_longer(lines, shared):
     t = _atomics(2, lines * 128, floats=lines * 32 + 32)["atomic_cycles"]
     c = lat["atomic_same_address"]
     assert t == pytest.approx(N * (c + lat["atomic_unit_issue"]) / 2 if shared else N / 2 * c)
+
+
+def test_a_slice_is_two_units_the_lines_0_to_7_of_the_sixteen_group_launches():
+    """hierarchy.l2_atomic_slice_kernel: with the unit kernel, lines 0-7 (units {0, 1, 4, 5} and
+    {2, 3, 6, 7}) are one slice (examples/h200/atomic_slice hot_lines: lines 0-7 3.02 x one line where
+    two free units give 3.32 x), lines 0 and 8 are not (lines 0-15: 5.84 x, two slices)."""
+    S = echelon(K + tuple(H["l2_atomic_slice_kernel"]))
+    slices = {unit_of_line(d, S, SPAN) for d in range(SPAN)}
+    assert len(slices) == 32
+    assert len({unit_of_line(d, S, SPAN) for d in range(8)}) == 1
+    assert unit_of_line(0, S, SPAN) != unit_of_line(8, S, SPAN)
+    assert len({unit_of_line(d, K, SPAN) for d in range(8)}) == 2
