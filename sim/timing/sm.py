@@ -475,6 +475,7 @@ class SM:
         # a warp is offered the issue slot about 4 times per instruction it issues in the replay of the
         # hgemm_cp_async perf launch (waiting for the slot, a pipe or a queue), each reading this
         cur: list = []
+        plain = [None] * len(f)     # per pc: its cur entry without an access (_next), made when first met
         sp_of: list[int] = []
         cta_of: list[int] = []
         reg_t: list = []
@@ -565,7 +566,6 @@ class SM:
         item = heappop(heap) if heap else None
         while item is not None:
             r, since, g, v = item
-            grp = None
             if g < 0:                                   # a sub-partition's waiting warps
                 sp = -1 - g
                 if v != ver[sp]:
@@ -578,6 +578,7 @@ class SM:
             else:
                 tok = False
                 sp = sp_of[g]
+                grp = None
                 if v == 0:                              # the first warp of a group blocked until r
                     grp = blocked[sp].get(r)
                     if grp is None or grp[0] != (since, g):
@@ -842,7 +843,7 @@ class SM:
                             sh_own.work += 1
                         if s0 > leave_s:
                             leave_s = s0
-                        d = s0 + lds + conflict * max(0, cost - extra)
+                        d = s0 + lds + conflict * (cost - extra if cost > extra else 0)
                         if pc in leaders:
                             vdone[g][pc] = d
                         if kind == "async_store":
@@ -851,7 +852,7 @@ class SM:
                                 k_ = (gw_of[g], ip[g])
                                 adone[k_] = max(adone.get(k_, 0.0), d)
                         else:
-                            done, cause = max(done, d), "short_scoreboard"
+                            done, cause = (d if d > done else done), "short_scoreboard"
                     elif space == "g":
                         # the L1 t-stage looks up one 128-byte line per clock (a warp access
                         # costs its distinct lines; atomics pass at 4 sectors per clock)
@@ -1029,13 +1030,21 @@ class SM:
             ip[g] = i
             s = streams[g]
             if i < len(s):                              # _next, inlined
-                nop = f[s[i]]
                 a_ = accs[g][i]
-                cur[g] = (s[i], a_, nop, (a_ is not None and a_[0][1] == "merged") or nop.packed,
-                          nop.pipe == "lsu" and a_ is not None and len(a_) == 1 and a_[0][0] == "s"
-                          and a_[0][1] != "merged")
-            c = cta_of[g]
+                if a_ is None:                          # no access: the pc's own (plain)
+                    c_ = plain[s[i]]
+                    if c_ is None:
+                        c_ = plain[s[i]] = _next(s[i], None, f)
+                    cur[g] = c_
+                    nop = c_[2]
+                else:
+                    nop = f[s[i]]
+                    cur[g] = (s[i], a_, nop, a_[0][1] == "merged" or nop.packed,
+                              nop.pipe == "lsu" and len(a_) == 1 and a_[0][0] == "s" and a_[0][1] != "merged")
+            else:
+                nop = None                              # the warp's last instruction
             if sp_ == "bar":
+                c = cta_of[g]
                 lst = parked.setdefault(c, [])
                 lst.append((g, t))
                 if len(lst) == live[c]:
@@ -1043,7 +1052,8 @@ class SM:
                     parked[c] = []
                 item = heappop(heap) if heap else None
                 continue
-            if i >= len(s):
+            if nop is None:
+                c = cta_of[g]
                 end = max(done, after, cpg[g][0], max(cpg[g][1], default=0.0), wgg[g][0])
                 if drain[g] > end:
                     add("drain", drain[g] - end)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from bisect import insort
+from bisect import bisect_right, insort
 from dataclasses import dataclass, field
 
 
@@ -91,7 +91,7 @@ class Queue:
         return len(self._leaves)
 
 
-@dataclass
+@dataclass(slots=True)
 class IssueQueue:
     """An instruction queue between a warp scheduler and a shared unit (the MIO's per-sub-partition
     queues): at most ``depth`` instructions that were issued and not yet dispatched downstream.
@@ -121,10 +121,7 @@ class IssueQueue:
     def _prune(self, t: float) -> list:
         lv = self._leaves
         if lv and lv[0] <= t:
-            i = 1
-            while i < len(lv) and lv[i] <= t:
-                i += 1
-            del lv[:i]
+            del lv[:bisect_right(lv, t)]
         return lv
 
     def slot_at(self, t: float, limit: int | None = None) -> float:
@@ -140,7 +137,7 @@ class IssueQueue:
         """An instruction entered at ``t`` (a slot is free: :meth:`slot_at`) and leaves at ``leave``."""
         lv = self._leaves
         if lv and lv[0] <= t:
-            self._prune(t)
+            del lv[:bisect_right(lv, t)]      # _prune, without a second call (once per LSU issue)
         insort(lv, leave if leave > t else t)
         if len(lv) >= self.depth:
             self.full_at = lv[len(lv) - self.depth]
