@@ -23,7 +23,7 @@ from bisect import bisect_right, insort
 from dataclasses import dataclass, field
 
 
-@dataclass
+@dataclass(slots=True)
 class Unit:
     """A pipe: ``interval`` cycles of occupancy per unit of work, ``free_at`` the next free cycle."""
 
@@ -46,7 +46,7 @@ class Unit:
         return self.busy / (cycles * copies) if cycles > 0 else 0.0
 
 
-@dataclass
+@dataclass(slots=True)
 class Queue:
     """At most ``depth`` entries in flight; each entry leaves at the time given when it entered."""
 
@@ -147,7 +147,7 @@ class IssueQueue:
         return len(self._leaves)
 
 
-@dataclass
+@dataclass(slots=True)
 class LoadedLatency:
     """A server of finite rate seen through the waiting time its load adds to a round trip (the L2
     slices behind an SM's read requests): work arriving at ``rho`` x ``capacity`` per cycle waits
