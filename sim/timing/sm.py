@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import heapq
 import math
-from bisect import insort
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -476,6 +475,7 @@ class SM:
         # a warp is offered the issue slot about 4 times per instruction it issues in the replay of the
         # hgemm_cp_async perf launch (waiting for the slot, a pipe or a queue), each reading this
         cur: list = []
+        plain = [None] * len(f)     # per pc: its cur entry without an access (_next), made when first met
         sp_of: list[int] = []
         cta_of: list[int] = []
         reg_t: list = []
@@ -527,7 +527,7 @@ class SM:
                 vdone.append({})
                 drain.append(0.0)
                 live[c] += 1
-                heapq.heappush(heap, (t, t, g))
+                heapq.heappush(heap, (t, t, g, -1))
             if live[c] == 0:
                 cta_end[c] = t
                 free_slots.append(slot)
@@ -540,8 +540,9 @@ class SM:
         # ``sp_free[sp]``, lowest warp first, so one *token* (sp_free[sp], lowest waiting warp, -1 - sp,
         # version) in the event heap stands for them; a token is stale once its sub-partition's
         # version moved on. Each cycle a waiting warp waits is still charged to ``not_selected``.
-        # Heap entries stay plain tuples, ``(ready cycle, warp, warp)`` for a warp and ``(cycle, lowest
-        # waiting warp, -1 - sub-partition, version)`` for a token: about 11 M are built and popped per
+        # Heap entries stay plain 4-tuples (one unpacking), ``(ready cycle, since, warp, -1)`` for a warp
+        # and ``(cycle, lowest waiting warp's since, -1 - sub-partition, version)`` for a token: about
+        # 11 M are built and popped per
         # replay of the 2048^3 hgemm_cp_async perf launch, and a NamedTuple costs 6 to 8 times a tuple
         # to build and 4 times to unpack (measured here, CPython 3.11); the streams they index are named
         # (:class:`sim.timing.streams.WarpStream`, :class:`sim.timing.streams.Access`).
@@ -549,7 +550,7 @@ class SM:
         # Warps held back by a full queue (MIO/LSU issue queue, store queue) until cycle ``W`` wait in
         # their sub-partition's group ``blocked[sp][W]`` (a heap of ``(since, warp)``), with one entry
         # ``(W, since, warp, 0)`` in the event heap for its first warp (the key that warp's own entry
-        # would have: the order of events is unchanged). At ``W`` the first warp is offered the issue
+        # would have, but 0 for -1: the order of events is unchanged). At ``W`` the first warp is offered the issue
         # slot as before; once a warp of the group finds the slot taken (``sp_free[sp] > W``), every
         # other warp of the group would find the same at ``W`` (no warp of ``sp`` can issue at ``W``
         # any more), so all of them join ``slot_wait[sp]`` at once, each charged ``not_selected`` as it
@@ -560,15 +561,14 @@ class SM:
         slot_wait: list = [[], [], [], []]
         blocked: list = [{}, {}, {}, {}]
         ver = [0, 0, 0, 0]
-        heappush, heappop, heappushpop = heapq.heappush, heapq.heappop, heapq.heappushpop
+        heappush, heappop, heappushpop, heapify = heapq.heappush, heapq.heappop, heapq.heappushpop, heapq.heapify
         ns = 0.0                                     # not_selected cycles
         item = heappop(heap) if heap else None
         while item is not None:
-            r, since, g = item[0], item[1], item[2]
-            grp = None
+            r, since, g, v = item
             if g < 0:                                   # a sub-partition's waiting warps
                 sp = -1 - g
-                if item[3] != ver[sp]:
+                if v != ver[sp]:
                     item = heappop(heap) if heap else None
                     continue
                 g, since = heappop(slot_wait[sp])
@@ -578,7 +578,8 @@ class SM:
             else:
                 tok = False
                 sp = sp_of[g]
-                if len(item) > 3:                       # the first warp of a group blocked until r
+                grp = None
+                if v == 0:                              # the first warp of a group blocked until r
                     grp = blocked[sp].get(r)
                     if grp is None or grp[0] != (since, g):
                         item = heappop(heap) if heap else None      # stale: that warp went already
@@ -650,32 +651,24 @@ class SM:
                         # idle until the other frees (FP32 ops of other warps do not pass it)
                         hv[0] = hv[1] = fa
                     if tok and slot_wait[sp]:
-                        heappush(heap, (fa, since, g))
+                        heappush(heap, (fa, since, g, -1))
                         item = heappushpop(heap, (sp_free[sp], slot_wait[sp][0][1], -1 - sp, ver[sp]))
                     else:
-                        item = heappushpop(heap, (fa, since, g))
+                        item = heappushpop(heap, (fa, since, g, -1))
                     continue
             if acc is not None and not free:
                 wait, why = r, None
                 for part in acc:
-                    # IssueQueue.slot_at(r), inlined (about 11 M calls per replay of the hgemm_cp_async
-                    # perf launch): drop the entries gone by r, then the slot the depth-th newest frees
+                    # IssueQueue.slot_at(r) is max(r, full_at), read here without a call (about 3 M
+                    # per replay of the hgemm_cp_async perf launch); wait >= r
                     if part[0] == "s":
-                        q_ = mq[sp]
-                        lv = q_._leaves
-                        if lv and lv[0] <= r:
-                            q_._prune(r)
-                        n_ = len(lv)
-                        if n_ >= q_.depth and lv[n_ - q_.depth] > wait:
-                            wait, why = lv[n_ - q_.depth], "mio_throttle"
+                        at = mq[sp].full_at
+                        if at > wait:
+                            wait, why = at, "mio_throttle"
                     elif part[0] == "g":
-                        q_ = lq[sp]
-                        lv = q_._leaves
-                        if lv and lv[0] <= r:
-                            q_._prune(r)
-                        n_ = len(lv)
-                        if n_ >= q_.depth and lv[n_ - q_.depth] > wait:
-                            wait, why = lv[n_ - q_.depth], "lg_throttle"
+                        at = lq[sp].full_at
+                        if at > wait:
+                            wait, why = at, "lg_throttle"
                         if part[1] in ("store", "atomic"):
                             at = sq.slot_at(r)
                             if at > wait:
@@ -711,14 +704,14 @@ class SM:
                         # event and the slot (sp_free) stay as they are: read once
                         h0 = heap[0] if heap and heap[0][0] <= r else None
                         h0s = h0[1] if h0 is not None else 0.0
-                        # ... and so do the pipes and the queues: the slot each queue has at r is
-                        # found once, by the first warp that needs it (None: not yet). Each tried
+                        # ... and so do the pipes and the queues: each queue is full until its
+                        # full_at (IssueQueue.slot_at, read once). Each tried
                         # warp is one iteration here instead of one of the main loop; the common one
                         # (one shared-memory part on a free LSU pipe: ``lsu_only``) skips the pipe
                         # and parts checks. The version, the stall cycles of one cause and the last
                         # group joined are kept in locals and written back once: nothing else reads
                         # them until the loop ends, and the additions are the same, in the same order
-                        subsp, qs_at, qg_at = sub[sp], None, None
+                        subsp, qs_at, qg_at = sub[sp], mq[sp].full_at, lq[sp].full_at
                         lsu_free = subsp["lsu"].free_at <= r
                         v_ = ver[sp]
                         cw, cv = None, 0.0      # cyc[cw] == cv, being added to
@@ -731,13 +724,6 @@ class SM:
                             if cur2[4]:
                                 if not lsu_free:
                                     break
-                                if qs_at is None:
-                                    q_ = mq[sp]
-                                    lv = q_._leaves
-                                    if lv and lv[0] <= r:
-                                        q_._prune(r)
-                                    n_ = len(lv)
-                                    qs_at = lv[n_ - q_.depth] if n_ >= q_.depth else r
                                 if qs_at <= r:
                                     break
                                 wait2, why2 = qs_at, "mio_throttle"
@@ -765,23 +751,9 @@ class SM:
                                 wait2, why2 = r, None
                                 for part in acc2:           # the queue check above, for this warp
                                     if part[0] == "s":
-                                        if qs_at is None:
-                                            q_ = mq[sp]
-                                            lv = q_._leaves
-                                            if lv and lv[0] <= r:
-                                                q_._prune(r)
-                                            n_ = len(lv)
-                                            qs_at = lv[n_ - q_.depth] if n_ >= q_.depth else r
                                         if qs_at > wait2:
                                             wait2, why2 = qs_at, "mio_throttle"
                                     elif part[0] == "g":
-                                        if qg_at is None:
-                                            q_ = lq[sp]
-                                            lv = q_._leaves
-                                            if lv and lv[0] <= r:
-                                                q_._prune(r)
-                                            n_ = len(lv)
-                                            qg_at = lv[n_ - q_.depth] if n_ >= q_.depth else r
                                         if qg_at > wait2:
                                             wait2, why2 = qg_at, "lg_throttle"
                                         if part[1] in ("store", "atomic"):
@@ -871,7 +843,7 @@ class SM:
                             sh_own.work += 1
                         if s0 > leave_s:
                             leave_s = s0
-                        d = s0 + lds + conflict * max(0, cost - extra)
+                        d = s0 + lds + conflict * (cost - extra if cost > extra else 0)
                         if pc in leaders:
                             vdone[g][pc] = d
                         if kind == "async_store":
@@ -880,7 +852,7 @@ class SM:
                                 k_ = (gw_of[g], ip[g])
                                 adone[k_] = max(adone.get(k_, 0.0), d)
                         else:
-                            done, cause = max(done, d), "short_scoreboard"
+                            done, cause = (d if d > done else done), "short_scoreboard"
                     elif space == "g":
                         # the L1 t-stage looks up one 128-byte line per clock (a warp access
                         # costs its distinct lines; atomics pass at 4 sectors per clock)
@@ -998,21 +970,11 @@ class SM:
                                 done, cause = max(done, ca), "long_scoreboard"
                     else:
                         done = max(done, t + L["global_l1"])
-                if not free:            # IssueQueue.enter(t, leave), inlined (leave > t)
+                if not free:
                     if leave_s > t:
-                        q_ = mq[sp]
-                        lv = q_._leaves
-                        if lv and lv[0] <= t:
-                            q_._prune(t)
-                        insort(lv, leave_s)
-                        q_.entered += 1
+                        mq[sp].enter(t, leave_s)
                     if leave_g > t:
-                        q_ = lq[sp]
-                        lv = q_._leaves
-                        if lv and lv[0] <= t:
-                            q_._prune(t)
-                        insort(lv, leave_g)
-                        q_.entered += 1
+                        lq[sp].enter(t, leave_g)
             sp_ = op.special
             if sp_ is not None:
                 if sp_ == "wgmma":
@@ -1068,13 +1030,21 @@ class SM:
             ip[g] = i
             s = streams[g]
             if i < len(s):                              # _next, inlined
-                nop = f[s[i]]
                 a_ = accs[g][i]
-                cur[g] = (s[i], a_, nop, (a_ is not None and a_[0][1] == "merged") or nop.packed,
-                          nop.pipe == "lsu" and a_ is not None and len(a_) == 1 and a_[0][0] == "s"
-                          and a_[0][1] != "merged")
-            c = cta_of[g]
+                if a_ is None:                          # no access: the pc's own (plain)
+                    c_ = plain[s[i]]
+                    if c_ is None:
+                        c_ = plain[s[i]] = _next(s[i], None, f)
+                    cur[g] = c_
+                    nop = c_[2]
+                else:
+                    nop = f[s[i]]
+                    cur[g] = (s[i], a_, nop, a_[0][1] == "merged" or nop.packed,
+                              nop.pipe == "lsu" and len(a_) == 1 and a_[0][0] == "s" and a_[0][1] != "merged")
+            else:
+                nop = None                              # the warp's last instruction
             if sp_ == "bar":
+                c = cta_of[g]
                 lst = parked.setdefault(c, [])
                 lst.append((g, t))
                 if len(lst) == live[c]:
@@ -1082,7 +1052,8 @@ class SM:
                     parked[c] = []
                 item = heappop(heap) if heap else None
                 continue
-            if i >= len(s):
+            if nop is None:
+                c = cta_of[g]
                 end = max(done, after, cpg[g][0], max(cpg[g][1], default=0.0), wgg[g][0])
                 if drain[g] > end:
                     add("drain", drain[g] - end)
@@ -1106,7 +1077,7 @@ class SM:
                     ready, why = rt[x], rc[x]
             if ready > t + 1.0 and why is not None:
                 cyc[why] = cyc.get(why, 0.0) + (ready - t - 1.0)
-            item = heappushpop(heap, (ready, ready, g))
+            item = heappushpop(heap, (ready, ready, g, -1))
         add("not_selected", ns)
         for cause, v in cyc.items():
             st.add(cause, v)
@@ -1140,7 +1111,7 @@ class SM:
                     ready, why = reg_t[g][x], reg_c[g][x]
             if why is not None:
                 add(why, ready - t)
-            heapq.heappush(heap, (ready, ready, g))
+            heapq.heappush(heap, (ready, ready, g, -1))
 
 
 def _next(pc: int, acc, f: list) -> tuple:

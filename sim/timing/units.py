@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import heapq
 import math
-from bisect import insort
+from bisect import bisect_right, insort
 from dataclasses import dataclass, field
 
 
-@dataclass
+@dataclass(slots=True)
 class Unit:
     """A pipe: ``interval`` cycles of occupancy per unit of work, ``free_at`` the next free cycle."""
 
@@ -46,7 +46,7 @@ class Unit:
         return self.busy / (cycles * copies) if cycles > 0 else 0.0
 
 
-@dataclass
+@dataclass(slots=True)
 class Queue:
     """At most ``depth`` entries in flight; each entry leaves at the time given when it entered."""
 
@@ -91,7 +91,7 @@ class Queue:
         return len(self._leaves)
 
 
-@dataclass
+@dataclass(slots=True)
 class IssueQueue:
     """An instruction queue between a warp scheduler and a shared unit (the MIO's per-sub-partition
     queues): at most ``depth`` instructions that were issued and not yet dispatched downstream.
@@ -105,40 +105,49 @@ class IssueQueue:
         q.slot_at(5.0)              # 10.0: full until the first entry leaves
         q.slot_at(5.0, limit=1)     # 20.0: below a watermark of 1 only when both have left
 
-    Times offered must not decrease (the event-driven models process events in time order)."""
+    Times offered must not decrease (the event-driven models process events in time order). The
+    slot is one figure, ``full_at``, kept by :meth:`enter`: the depth-th latest leave time of all the
+    entries that entered, where that is after the last entry (else a time at or before it; 0 before
+    ``depth`` entered). At a ``t`` at or after the last entry the entries in flight are those leaving
+    after ``t``: the queue is full until ``full_at`` and the slot at ``t`` is ``max(t, full_at)``
+    (:meth:`slot_at`; the replay, :meth:`sim.timing.sm.SM.run`, reads it without a call)."""
 
     name: str
     depth: int
     _leaves: list = field(default_factory=list)   # leave times of the entries in flight, ascending
     entered: int = 0
+    full_at: float = 0.0          # full until then (the depth-th latest leave time entered)
 
     def _prune(self, t: float) -> list:
         lv = self._leaves
         if lv and lv[0] <= t:
-            i = 1
-            while i < len(lv) and lv[i] <= t:
-                i += 1
-            del lv[:i]
+            del lv[:bisect_right(lv, t)]
         return lv
 
     def slot_at(self, t: float, limit: int | None = None) -> float:
         """Earliest time at or after ``t`` when fewer than ``limit`` (default: the depth) entries are in
         flight."""
         lv = self._prune(t)
-        k = self.depth if limit is None else min(limit, self.depth)
+        if limit is None or limit >= self.depth:
+            return self.full_at if self.full_at > t else t
         n = len(lv)
-        return t if n < k else lv[n - k]
+        return t if n < limit else lv[n - limit]
 
     def enter(self, t: float, leave: float) -> None:
         """An instruction entered at ``t`` (a slot is free: :meth:`slot_at`) and leaves at ``leave``."""
-        insort(self._prune(t), max(leave, t))
+        lv = self._leaves
+        if lv and lv[0] <= t:
+            del lv[:bisect_right(lv, t)]      # _prune, without a second call (once per LSU issue)
+        insort(lv, leave if leave > t else t)
+        if len(lv) >= self.depth:
+            self.full_at = lv[len(lv) - self.depth]
         self.entered += 1
 
     def __len__(self) -> int:
         return len(self._leaves)
 
 
-@dataclass
+@dataclass(slots=True)
 class LoadedLatency:
     """A server of finite rate seen through the waiting time its load adds to a round trip (the L2
     slices behind an SM's read requests): work arriving at ``rho`` x ``capacity`` per cycle waits

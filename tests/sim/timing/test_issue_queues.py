@@ -102,3 +102,30 @@ def test_issue_queue_parameters_cite_their_source():
     assert P.pipes["lg_watermark"] >= 1 and P.pipes["mio_queue"] >= 1
     with pytest.raises(KeyError):
         P.pipes["lg_queue"]                 # the work-based backlog threshold is gone
+
+
+def test_issue_queue_full_at_is_the_depth_th_latest_leave():
+    """``full_at`` (what the SM replay reads for the slot) is the depth-th latest leave time entered
+    (or at most the last entry's time, where fewer are in flight), and slot_at(t) is max(t, full_at):
+    checked against counting the entries in flight, on 2,000 random entries (leaves in any order,
+    some already left when an entry enters)."""
+    rng = np.random.default_rng(10)
+    q = IssueQueue("lsu", depth=4)
+    leaves: list[float] = []
+    t = 0.0
+    for _ in range(2000):
+        t += float(rng.integers(0, 3)) + float(rng.integers(0, 4)) / 4
+        n_in = sum(x > t for x in leaves)
+        want = t if n_in < 4 else sorted(x for x in leaves if x > t)[n_in - 4]
+        assert q.slot_at(t) == want
+        assert max(t, q.full_at) == want
+        for lim in (1, 2, 3):
+            w_lim = t if n_in < lim else sorted(x for x in leaves if x > t)[n_in - lim]
+            assert q.slot_at(t, limit=lim) == w_lim
+        at = q.slot_at(t)
+        leave = at + float(rng.integers(1, 40))
+        q.enter(at, leave)
+        leaves.append(leave)
+        t = at
+        ref = sorted(leaves)[-4] if len(leaves) >= 4 else 0.0
+        assert q.full_at == ref if ref > at else q.full_at <= at
