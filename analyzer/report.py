@@ -13,6 +13,7 @@ Works on any ISA the front ends read: instruction facts come through
 
 from __future__ import annotations
 
+import operator
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -252,7 +253,11 @@ class KernelReport:
 
     @property
     def opcodes(self) -> dict[str, int]:
-        return dict(sorted(Counter(i.full_opcode for i in self.instructions).items()))
+        # counted by (opcode, modifiers), each spelled once (``Instruction.full_opcode``)
+        c: Counter[str] = Counter()
+        for (op, mods), n in Counter(map(_OPCODE_WORDS, self.instructions)).items():
+            c[".".join((op,) + mods)] += n
+        return dict(sorted(c.items()))
 
     @property
     def classes(self) -> dict[str, int]:
@@ -389,6 +394,10 @@ class KernelReport:
             for op in ins.operands:
                 t = type(op)
                 if t is Register or t is Immediate:
+                    continue
+                if t is Address and op.coords is None:     # the common case, as _symbols_of takes it
+                    if type(op.base) is Symbol:
+                        names.add(op.base.name)
                     continue
                 _symbols_of(op, names)
         return names
@@ -840,6 +849,9 @@ class KernelReport:
                                 "basis": basis + " (GM <-> the cores' buffers, what `kernlens run` counts as gm bytes)"}
                 out["intensity"] = ops / gbytes if ops and gbytes else None
         return out
+
+
+_OPCODE_WORDS = operator.attrgetter("opcode", "modifiers")
 
 
 def _symbols_of(op, names: set[str]) -> None:
