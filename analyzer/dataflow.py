@@ -149,25 +149,26 @@ class Dataflow:
         dests = self.dests
         def_ins: list[int] = []               # bit -> instruction index
         reg_mask: dict[str, int] = {}         # register key -> bits of all its definitions
-        bit_of: dict[tuple[int, str], int] = {}
+        first = [0] * len(dests)              # instruction -> the bit of its first destination
         for k, d in enumerate(dests):
+            first[k] = len(def_ins)
             for r in d:
-                bit = 1 << len(def_ins)
-                bit_of[(k, r)] = bit
+                reg_mask[r] = reg_mask.get(r, 0) | (1 << len(def_ins))
                 def_ins.append(k)
-                reg_mask[r] = reg_mask.get(r, 0) | bit
         nblocks = len(cfg.blocks)
         gen = [0] * nblocks
         keep = [0] * nblocks                  # ~kill, limited to the bits that exist
         everything = (1 << len(def_ins)) - 1
         for b in cfg.blocks:
-            last: dict[str, int] = {}
+            last: dict[str, int] = {}         # register key -> the bit of its last definition here
             for k in range(b.start, b.end):
+                bit = first[k]
                 for r in dests[k]:
-                    last[r] = k
+                    last[r] = bit
+                    bit += 1
             g = kill = 0
-            for r, k in last.items():
-                g |= bit_of[(k, r)]
+            for r, bit in last.items():
+                g |= 1 << bit
                 kill |= reg_mask[r]
             gen[b.id] = g
             keep[b.id] = everything & ~kill
