@@ -329,24 +329,44 @@ def _statement(m, file: str, line: int, split: dict, line_start: int):
     g = m.group
     op_text = g("op")
     if op_text is None and g("lf") is None:
+        # (each statement's fields filled in as its dataclass's __init__ fills them, in order)
         if g("label") is not None:          # a label alone on its line (the LABEL token, colon included)
             t = g("label")
             col = m.start("label") - line_start + 1
-            return ir.Label(t.rstrip(": \t"), span=_span(file, line, col, col + len(t)))
+            x = _new(ir.Label)              # ir.Label(name, span=...)
+            d = x.__dict__
+            d["name"] = t.rstrip(": \t")
+            d["span"] = _span(file, line, col, col + len(t))
+            return x
         typ = g("rt")                       # .reg .TYPE %name<N>;
         if typ in ("v2", "v4", "v8"):
             raise _Decline
         col = m.start("rn") - line_start + 1
-        return ir.RegisterDecl(typ, (g("rn"),), count=int(g("rc")), vector=None,
-                               span=_span(file, line, col, col + len(g("rn"))))
+        x = _new(ir.RegisterDecl)           # ir.RegisterDecl(typ, (name,), count=N, vector=None, span=...)
+        d = x.__dict__
+        d["type"] = typ
+        d["names"] = (g("rn"),)
+        d["count"] = int(g("rc"))
+        d["vector"] = None
+        d["span"] = _span(file, line, col, col + len(g("rn")))
+        return x
     if op_text is None:                     # .loc
         fname = g("fn")
         if fname is not None and g("fo") is not None:
             fname = f"{fname}+{g('fo')}"
-        inlined = None if g("i1") is None else (int(g("i1")), int(g("i2")), int(g("i3")))
-        sl = ir.SourceLoc(int(g("lf")), int(g("ll")), int(g("lc")), fname, inlined)
+        sl = _new(ir.SourceLoc)             # ir.SourceLoc(file, line, col, function name, inlined at)
+        d = sl.__dict__
+        d["file"] = int(g("lf"))
+        d["line"] = int(g("ll"))
+        d["col"] = int(g("lc"))
+        d["function_name"] = fname
+        d["inlined_at"] = None if g("i1") is None else (int(g("i1")), int(g("i2")), int(g("i3")))
         col = m.start("lf") - line_start + 1
-        return ir.Loc(sl, span=_span(file, line, col, col + len(g("lf"))))
+        x = _new(ir.Loc)                    # ir.Loc(source loc, span=...)
+        d = x.__dict__
+        d["loc"] = sl
+        d["span"] = _span(file, line, col, col + len(g("lf")))
+        return x
     parts = split.get(op_text)
     if parts is None:
         name, *mods = op_text.split(".")
@@ -356,7 +376,11 @@ def _statement(m, file: str, line: int, split: dict, line_start: int):
     col = op_col
     if g("guard") is not None:
         gcol = m.start("guard") - line_start + 1
-        guard = ir.Guard(g("guard"), g("neg") is not None, span=_span(file, line, gcol, gcol + len(g("guard"))))
+        guard = _new(ir.Guard)              # ir.Guard(register, negated, span=...)
+        d = guard.__dict__
+        d["register"] = g("guard")
+        d["negated"] = g("neg") is not None
+        d["span"] = _span(file, line, gcol, gcol + len(g("guard")))
         col = gcol
     args = g("args")
     ops = () if not args else _operands(args, file, line, m.start("args") - line_start + 1)
