@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import operator
 import re
-from collections import Counter
+from collections import Counter, _count_elements
 from dataclasses import dataclass, field
 
 from isa.errors import InputError
@@ -611,7 +611,8 @@ class KernelReport:
             return None
         own = self._own
         acc: dict[tuple, list] = {}
-        by_id: dict[int, object] = {}
+        ids_all = list(map(id, infos))
+        by_id: dict[int, object] = dict(zip(ids_all, infos))
         at = 0
         for b in self.cfg.blocks:
             if b.start != at:
@@ -625,10 +626,9 @@ class KernelReport:
             if c.__class__ is not float or not (c * 1024.0).is_integer():
                 return None
             e = exact[b.start]
-            part = infos[b.start:b.end]
-            ids = list(map(id, part))
-            by_id.update(zip(ids, part))
-            for i, m in Counter(ids).items():
+            per_id: dict[int, int] = {}
+            _count_elements(per_id, ids_all[b.start:b.end])     # Counter's count, without a Counter
+            for i, m in per_id.items():
                 got = acc.get((i, e))
                 if got is None:
                     acc[(i, e)] = [by_id[i], c * m, e]
