@@ -1014,20 +1014,20 @@ def _calls_and_spaces(module, fn, infos, flow, launch, assumed_trips, stack, par
     from dataclasses import replace
 
     from .calls import MAX_CALL_DEPTH, AddressOrigins, call_arguments, call_target, function_bodies, \
-        is_generic_access
+        generic_accesses
 
     origins = AddressOrigins(fn, flow, module, param_spaces)
     resolved: dict[int, str] = {}
     unresolved = 0
     notes: list[str] = []
-    for k, ins in enumerate(fn.instructions):
-        if is_generic_access(ins):
-            sp = origins.space_of(k)
-            if sp is None:
-                unresolved += 1
-                continue
-            resolved[k] = sp
-            infos[k] = describe_ptx(replace(ins, modifiers=(sp,) + ins.modifiers))
+    for k in generic_accesses(fn.instructions):
+        ins = fn.instructions[k]
+        sp = origins.space_of(k)
+        if sp is None:
+            unresolved += 1
+            continue
+        resolved[k] = sp
+        infos[k] = describe_ptx(replace(ins, modifiers=(sp,) + ins.modifiers))
     if resolved:
         notes.append(f"{fn.name}: {len(resolved)} generic memory instruction(s) traced to their state space "
                      f"({', '.join(sorted(set(resolved.values())))}) and counted there")
@@ -1038,9 +1038,8 @@ def _calls_and_spaces(module, fn, infos, flow, launch, assumed_trips, stack, par
     inlined = []
     external: dict[str, int] = {}
     indirect = 0
-    for k, ins in enumerate(fn.instructions):
-        if ins.opcode != "call":
-            continue
+    for k in [k for k, ins in enumerate(fn.instructions) if ins.opcode == "call"]:
+        ins = fn.instructions[k]
         name = call_target(ins)
         callee = bodies.get(name) if name else None
         if callee is None:
