@@ -74,6 +74,12 @@ def is_generic_access(ins: Instruction) -> bool:
     return not any(m.split("::")[0] in SPACES for m in ins.modifiers)
 
 
+def generic_accesses(instructions: list[Instruction]) -> list[int]:
+    """The indices of the instructions that :func:`is_generic_access` takes (asked only of the
+    memory opcodes: one set lookup for every other instruction)."""
+    return [k for k, ins in enumerate(instructions) if ins.opcode in _ADDRESSED and is_generic_access(ins)]
+
+
 def address_operand(ins: Instruction) -> Address | None:
     """The memory operand of ``ld``/``st``/``atom``/``red`` (its position by opcode), else the first one."""
     k = _ADDRESSED.get(ins.opcode)

@@ -27,6 +27,8 @@ def dest_registers(ins: Instruction) -> list[str]:
     return list(written_registers(ins))
 
 
+_PENDING = object()     # Dataflow.def_value's mark of a definition being evaluated
+
 _MASKS = {8: 0xFF, 16: 0xFFFF, 32: 0xFFFFFFFF, 64: 0xFFFFFFFFFFFFFFFF}
 
 
@@ -126,6 +128,11 @@ class Dataflow:
         self.missing: set[str] = set()
         self._memo: dict[int, object] = {}
         self._threads: dict[str, np.ndarray] | None = None
+        # block shape -> the per-thread values of definitions (thread_value), kept from one guard to
+        # the next only while no evaluation met a cycle (a value computed where it did may depend
+        # on where the evaluation started; one computed where none did is the same from anywhere)
+        self._thread_memos: dict[tuple, dict[int, object]] = {}
+        self._cyclic = False
         self._solve()
 
     def _key(self, ins: Instruction, name: str) -> str:
@@ -142,25 +149,26 @@ class Dataflow:
         dests = self.dests
         def_ins: list[int] = []               # bit -> instruction index
         reg_mask: dict[str, int] = {}         # register key -> bits of all its definitions
-        bit_of: dict[tuple[int, str], int] = {}
+        first = [0] * len(dests)              # instruction -> the bit of its first destination
         for k, d in enumerate(dests):
+            first[k] = len(def_ins)
             for r in d:
-                bit = 1 << len(def_ins)
-                bit_of[(k, r)] = bit
+                reg_mask[r] = reg_mask.get(r, 0) | (1 << len(def_ins))
                 def_ins.append(k)
-                reg_mask[r] = reg_mask.get(r, 0) | bit
         nblocks = len(cfg.blocks)
         gen = [0] * nblocks
         keep = [0] * nblocks                  # ~kill, limited to the bits that exist
         everything = (1 << len(def_ins)) - 1
         for b in cfg.blocks:
-            last: dict[str, int] = {}
+            last: dict[str, int] = {}         # register key -> the bit of its last definition here
             for k in range(b.start, b.end):
+                bit = first[k]
                 for r in dests[k]:
-                    last[r] = k
+                    last[r] = bit
+                    bit += 1
             g = kill = 0
-            for r, k in last.items():
-                g |= bit_of[(k, r)]
+            for r, bit in last.items():
+                g |= 1 << bit
                 kill |= reg_mask[r]
             gen[b.id] = g
             keep[b.id] = everything & ~kill
@@ -222,12 +230,21 @@ class Dataflow:
 
             shr.u32 %r2, %r1, 5;  setp.eq.s32 %p1, %r2, 0;   # warp == 0: true for threads 0..31
         """
-        saved = self._memo, self._threads
-        self._memo, self._threads = {}, thread_indices(block)
+        block = tuple(block)
+        memo = self._thread_memos.get(block)
+        if memo is None:
+            memo = self._thread_memos[block] = {}
+        saved = self._memo, self._threads, self._cyclic
+        self._memo, self._threads, self._cyclic = memo, thread_indices(block), False
+        done = False
         try:
-            return self.operand_value(op, at)
+            v = self.operand_value(op, at)
+            done = True
+            return v
         finally:
-            self._memo, self._threads = saved
+            if self._cyclic or not done:    # a value met a definition still being evaluated: keep none
+                self._thread_memos.pop(block, None)
+            self._memo, self._threads, self._cyclic = saved
 
     def operand_value(self, op, at: int):
         """The constant value of an operand at instruction ``at``, or None."""
@@ -263,9 +280,14 @@ class Dataflow:
 
     def def_value(self, k: int, key: str | None = None):
         """The value written by definition ``k`` (its first destination), or None."""
-        if k in self._memo:
-            return self._memo[k]
-        self._memo[k] = None  # cycle guard
+        memo = self._memo
+        if k in memo:
+            v = memo[k]
+            if v is _PENDING:         # a cycle of definitions: None
+                self._cyclic = True
+                return None
+            return v
+        memo[k] = _PENDING            # cycle guard
         v = self._evaluate(k)
         self._memo[k] = v
         return v

@@ -627,7 +627,7 @@ class Estimator:
         except np.linalg.LinAlgError:
             x = np.linalg.lstsq(a, e, rcond=None)[0]
         out = {}
-        for i, v in enumerate(x):
+        for i, v in enumerate(x.tolist()):     # Python floats: the same values, without numpy scalars
             r = round(v)
             out[i] = float(r) if abs(v - r) <= 1e-6 * max(1.0, abs(v)) else float(v)
             if out[i] < 0:

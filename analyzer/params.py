@@ -49,14 +49,29 @@ def parse_dims(text: str | None, what: str) -> tuple[int, int, int] | None:
 def source_names(module: Module, fn: Function) -> list[str | None]:
     """Source-level names of the kernel's parameters, ``None`` where unknown."""
     n = len(fn.params)
-    path = paths.text(module.path) if module.path else None     # (str(Path(...)): no pathlib at start-up)
-    if path is not None:
-        names = _manifest_names(path, fn.name) or _triton_names(path) or _cuda_names(module, path, fn.name)
+    if module.path:
+        path, manifest, meta = _beside(module.path)
+        names = _manifest_names(path, fn.name, manifest) or _triton_names(meta) or _cuda_names(module, path, fn.name)
         if names:
             return (list(names) + [None] * n)[:n]
     return [None] * n
 
 
+def _beside(module_path) -> tuple[str, str, str]:
+    """``(the PTX path as str(Path(...)) writes it, the manifest.json that may name its kernels'
+    arguments, the Triton .json beside it)``: worked out once per path, not once per kernel (no
+    pathlib at start-up)."""
+    got = _BESIDE.get(module_path)
+    if got is None:
+        path = paths.text(module_path)
+        got = (path, paths.joined(paths.parent(paths.parent(path)), "manifest.json"), paths.with_suffix(path, ".json"))
+        if len(_BESIDE) >= 256:
+            _BESIDE.clear()
+        _BESIDE[module_path] = got
+    return got
+
+
+_BESIDE: dict = {}
 _MANIFESTS: dict[str, tuple[tuple[int, int], dict | None]] = {}
 
 
@@ -82,8 +97,8 @@ def _manifest(path: str) -> dict | None:
     return data
 
 
-def _manifest_names(path: str, kernel: str) -> list[str] | None:
-    data = _manifest(paths.joined(paths.parent(paths.parent(path)), "manifest.json"))
+def _manifest_names(path: str, kernel: str, manifest: str) -> list[str] | None:
+    data = _manifest(manifest)
     if data is None:
         return None
     for e in data.get("entries", ()):
@@ -92,8 +107,7 @@ def _manifest_names(path: str, kernel: str) -> list[str] | None:
     return None
 
 
-def _triton_names(path: str) -> list[str] | None:
-    meta = paths.with_suffix(path, ".json")
+def _triton_names(meta: str) -> list[str] | None:
     if not paths.exists(meta):
         return None
     try:

@@ -111,16 +111,18 @@ def _divide(text: str, width: int) -> list[int]:
     """Where rich's ``divide_line(text, width)`` breaks a text whose every character is one cell
     wide (printable ASCII and ``≈``): the same steps, with ``len`` for rich's cell lengths (and its
     fold of a word longer than the line into pieces of ``width`` characters)."""
+    if text[:1] != " " and text.isprintable() and max(map(len, text.split(" ")), default=0) <= width:
+        return _divide_words(text, width)
     breaks: list[int] = []
     offset = 0
-    m = _WORD.match(text, 0)
-    while m is not None:
-        start, end = m.span()
-        word = m.group(0)
+    for m in _WORD.finditer(text):      # each match ends where the next begins (or at the end)
+        word = m.group()
         length = len(word.rstrip())
         if width - offset >= length:
             offset += len(word)
-        elif length > width:
+            continue
+        start = m.start()
+        if length > width:
             pieces = [word[k:k + width] for k in range(0, len(word), width)]
             for k, piece in enumerate(pieces):
                 if start:
@@ -132,7 +134,30 @@ def _divide(text: str, width: int) -> list[int]:
         elif offset and start:
             breaks.append(start)
             offset = len(word)
-        m = _WORD.match(text, end)
+    return breaks
+
+
+def _divide_words(text: str, width: int) -> list[int]:
+    """:func:`_divide` of a text that starts with a word, whose blanks are spaces and whose every
+    word fits on a line: a word stays on the line while its last character does (the spaces
+    after it may run past the end), so each line ends before the first word that reaches past
+    ``width`` characters from the line's start, found with one look at that place, not word by word.
+
+        >>> _divide_words("issue fifteen big files", 12)
+        [6, 14]
+    """
+    breaks: list[int] = []
+    start, n = 0, len(text)
+    while start + width < n:
+        p = start + width               # the first place past the line
+        if text[p] == " ":              # the next word starts after these spaces
+            k = len(text) - len(text[p:].lstrip(" "))
+            if k >= n:
+                break
+        else:                           # the word that holds p starts after the last space before it
+            k = text.rfind(" ", start, p) + 1
+        breaks.append(k)
+        start = k
     return breaks
 
 
@@ -178,12 +203,14 @@ class Console:
 
     def _table(self, t: Table) -> bool:
         """Write ``t`` when it is simple; False (nothing written) when rich must."""
-        cells = [h for h, _, _ in t.columns] if t.show_header else []
-        if not t.rows or any(s and not _simple(s) for row in t.rows for s in row) or \
-                any(not _simple(s) for s in cells) or any(len(row) != len(t.columns) for row in t.rows):
-            return False
         n = len(t.columns)
-        widths = [max([len(r[i]) for r in t.rows] + ([len(t.columns[i][0])] if t.show_header else [])) for i in range(n)]
+        rows = t.rows
+        if not rows or not _simple_rows(rows, n) or (t.show_header and not all(_simple(h) for h, _, _ in t.columns)):
+            return False
+        widths = [max(map(len, col)) for col in zip(*rows)]
+        if t.show_header:
+            widths = [max(w, len(h)) for w, (h, _, _) in zip(widths, t.columns)]
+        justs = [j for _, j, _ in t.columns]
         out = []
         if t.box is None:
             # padding (0, 1) between columns; none at the edges without pad_edge
@@ -196,21 +223,19 @@ class Console:
                 # rich narrows the widest column by the excess and wraps its cells (only that case here)
                 full = [w + a + b for w, (a, b) in zip(widths, pads)]
                 excess = total - self.width
-                if n != 2 or t.columns[1][1] != "left" or full[1] - full[0] < excess:
+                if n != 2 or justs[1] != "left" or full[1] - full[0] < excess:
                     return False
                 widths[1] -= excess
-                if any(len(word) > widths[1] for _, value in t.rows for word in value.split()):
+                if max(max(map(len, value.split()), default=0) for _, value in rows) > widths[1]:
                     return False             # rich crops such a word with an ellipsis in a cell
-                for label, value in t.rows:
+                row_of = _row_format("", "", "", widths, justs, pads).format
+                for label, value in rows:
                     lines = _wrap(value, widths[1]) if len(value) > widths[1] else [value]
-                    for k, line in enumerate(lines):
-                        cells = (label if k == 0 else "", line)
-                        out.append("".join(" " * a + _just(c, w, j) + " " * b
-                                           for c, w, (a, b), (_, j, _) in zip(cells, widths, pads, t.columns)))
+                    out.append(row_of(label, lines[0]))
+                    out.extend(row_of("", line) for line in lines[1:])
             else:
-                for row in t.rows:
-                    out.append("".join(" " * a + _just(c, w, j) + " " * b
-                                       for c, w, (a, b), (_, j, _) in zip(row, widths, pads, t.columns)))
+                row_of = _row_format("", "", "", widths, justs, pads).format
+                out.extend([row_of(*row) for row in rows])
         else:
             total = sum(w + 2 for w in widths) + n + 1
             if total > self.width or not t.pad_edge:
@@ -220,16 +245,36 @@ class Console:
                     return False
                 out.append(t.title.ljust(total))
             out.append("┏" + "┳".join("━" * (w + 2) for w in widths) + "┓")
+            pads = [(1, 1)] * n
             if t.show_header:
-                out.append("┃" + "┃".join(" " + _just(h, w, j) + " " for w, (h, j, _) in zip(widths, t.columns)) + "┃")
+                out.append(_row_format("┃", "┃", "┃", widths, justs, pads).format(*(h for h, _, _ in t.columns)))
                 out.append("┡" + "╇".join("━" * (w + 2) for w in widths) + "┩")
-            for row in t.rows:
-                out.append("│" + "│".join(" " + _just(s, w, j) + " " for s, w, (_, j, _) in zip(row, widths, t.columns))
-                           + "│")
+            row_of = _row_format("│", "│", "│", widths, justs, pads).format
+            out.extend([row_of(*row) for row in rows])
             out.append("└" + "┴".join("─" * (w + 2) for w in widths) + "┘")
         self.buf.write("\n".join(out) + "\n")
         return True
 
 
-def _just(s: str, w: int, justify: str) -> str:
-    return s.rjust(w) if justify == "right" else s.ljust(w)
+def _simple_rows(rows: list[tuple[str, ...]], n: int) -> bool:
+    """Every row has ``n`` cells and every cell is empty or :func:`_simple`."""
+    known = _SIMPLE.get
+    for row in rows:
+        if len(row) != n:
+            return False
+        for s in row:
+            if s:
+                ok = known(s)
+                if not (_simple(s) if ok is None else ok):
+                    return False
+    return True
+
+
+def _row_format(left: str, sep: str, right: str, widths: list[int], justs: list[str], pads: list) -> str:
+    """A ``str.format`` template of one table row: each cell justified in its column's width
+    (``{:>5}`` is ``rjust(5)``, ``{:<5}`` ``ljust(5)``), between its padding and the rules."""
+    cells = []
+    for w, j, (a, b) in zip(widths, justs, pads):
+        spec = ("{:>%d}" if j == "right" else "{:<%d}") % w if w else "{}"
+        cells.append(" " * a + spec + " " * b)
+    return left + sep.join(cells) + right

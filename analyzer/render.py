@@ -27,6 +27,9 @@ RULES = {
 }
 
 
+_WIDTH_SUFFIX = re.compile(r"_\d+$")     # LOAD_SHARED_128: a class's width-suffixed subclass
+
+
 def _fmt(v) -> str:
     if v is None:
         return "-"
@@ -105,7 +108,7 @@ def render_text(reports: list[KernelReport], *, width: int | None = None, precis
         # and so do the widths of shared loads and stores beside SASS (ptxas merges and splits them)
         keep = re.compile(r"(LOAD|STORE)_SHARED_\d+$") if with_sass else None
         names = list(data["classes"]) + ([c for c in sass["classes"] if c not in data["classes"]] if with_sass else [])
-        main = sorted(c for c in names if not re.search(r"_\d+$", c) or (keep and keep.match(c)))
+        main = sorted(c for c in names if not _WIDTH_SUFFIX.search(c) or (keep and keep.match(c)))
         for c in main:
             approx = "" if dyn["mix_exact"].get(c, True) else "≈ "
             row = [c, str(data["classes"].get(c, 0)), approx + _fmt(dyn["mix"].get(c, 0))]

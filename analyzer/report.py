@@ -13,8 +13,9 @@ Works on any ISA the front ends read: instruction facts come through
 
 from __future__ import annotations
 
+import operator
 import re
-from collections import Counter
+from collections import Counter, _count_elements
 from dataclasses import dataclass, field
 
 from isa.errors import InputError
@@ -252,7 +253,11 @@ class KernelReport:
 
     @property
     def opcodes(self) -> dict[str, int]:
-        return dict(sorted(Counter(i.full_opcode for i in self.instructions).items()))
+        # counted by (opcode, modifiers), each spelled once (``Instruction.full_opcode``)
+        c: Counter[str] = Counter()
+        for (op, mods), n in Counter(map(_OPCODE_WORDS, self.instructions)).items():
+            c[".".join((op,) + mods)] += n
+        return dict(sorted(c.items()))
 
     @property
     def classes(self) -> dict[str, int]:
@@ -389,6 +394,10 @@ class KernelReport:
             for op in ins.operands:
                 t = type(op)
                 if t is Register or t is Immediate:
+                    continue
+                if t is Address and op.coords is None:     # the common case, as _symbols_of takes it
+                    if type(op.base) is Symbol:
+                        names.add(op.base.name)
                     continue
                 _symbols_of(op, names)
         return names
@@ -602,7 +611,8 @@ class KernelReport:
             return None
         own = self._own
         acc: dict[tuple, list] = {}
-        by_id: dict[int, object] = {}
+        ids_all = list(map(id, infos))
+        by_id: dict[int, object] = dict(zip(ids_all, infos))
         at = 0
         for b in self.cfg.blocks:
             if b.start != at:
@@ -616,10 +626,9 @@ class KernelReport:
             if c.__class__ is not float or not (c * 1024.0).is_integer():
                 return None
             e = exact[b.start]
-            part = infos[b.start:b.end]
-            ids = list(map(id, part))
-            by_id.update(zip(ids, part))
-            for i, m in Counter(ids).items():
+            per_id: dict[int, int] = {}
+            _count_elements(per_id, ids_all[b.start:b.end])     # Counter's count, without a Counter
+            for i, m in per_id.items():
                 got = acc.get((i, e))
                 if got is None:
                     acc[(i, e)] = [by_id[i], c * m, e]
@@ -842,6 +851,9 @@ class KernelReport:
         return out
 
 
+_OPCODE_WORDS = operator.attrgetter("opcode", "modifiers")
+
+
 def _symbols_of(op, names: set[str]) -> None:
     """Add the symbols operand ``op`` names (``[smem+16]``, ``{a, b}``) to ``names`` (a function,
     not a closure that calls itself: no reference cycle for the cyclic collector to free)."""
@@ -1002,20 +1014,20 @@ def _calls_and_spaces(module, fn, infos, flow, launch, assumed_trips, stack, par
     from dataclasses import replace
 
     from .calls import MAX_CALL_DEPTH, AddressOrigins, call_arguments, call_target, function_bodies, \
-        is_generic_access
+        generic_accesses
 
     origins = AddressOrigins(fn, flow, module, param_spaces)
     resolved: dict[int, str] = {}
     unresolved = 0
     notes: list[str] = []
-    for k, ins in enumerate(fn.instructions):
-        if is_generic_access(ins):
-            sp = origins.space_of(k)
-            if sp is None:
-                unresolved += 1
-                continue
-            resolved[k] = sp
-            infos[k] = describe_ptx(replace(ins, modifiers=(sp,) + ins.modifiers))
+    for k in generic_accesses(fn.instructions):
+        ins = fn.instructions[k]
+        sp = origins.space_of(k)
+        if sp is None:
+            unresolved += 1
+            continue
+        resolved[k] = sp
+        infos[k] = describe_ptx(replace(ins, modifiers=(sp,) + ins.modifiers))
     if resolved:
         notes.append(f"{fn.name}: {len(resolved)} generic memory instruction(s) traced to their state space "
                      f"({', '.join(sorted(set(resolved.values())))}) and counted there")
@@ -1026,9 +1038,8 @@ def _calls_and_spaces(module, fn, infos, flow, launch, assumed_trips, stack, par
     inlined = []
     external: dict[str, int] = {}
     indirect = 0
-    for k, ins in enumerate(fn.instructions):
-        if ins.opcode != "call":
-            continue
+    for k in [k for k, ins in enumerate(fn.instructions) if ins.opcode == "call"]:
+        ins = fn.instructions[k]
         name = call_target(ins)
         callee = bodies.get(name) if name else None
         if callee is None:

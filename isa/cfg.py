@@ -99,13 +99,15 @@ class Cfg:
         for name, idx in labels.items():
             index_label.setdefault(idx, name)
         targets: set[int] = set()
-        for i in ins:
-            if is_branch(i):
-                targets.update(labels[t] for t in _targets(i, labels, tables))
-        starts = {0} | {t for t in targets if t < len(ins)}
+        after: set[int] = set()                 # the instruction after each branch or end
         for k, i in enumerate(ins):
-            if (is_branch(i) or i.opcode in _END_OPCODES) and k + 1 < len(ins):
-                starts.add(k + 1)
+            op = i.opcode
+            if op in _BRANCH_OPCODES:           # is_branch
+                targets.update(labels[t] for t in _targets(i, labels, tables))
+                after.add(k + 1)
+            elif op in _END_OPCODES:
+                after.add(k + 1)
+        starts = {0} | {t for t in targets if t < len(ins)} | {k for k in after if k < len(ins)}
         starts_sorted = sorted(s for s in starts if s < len(ins)) if ins else [0]
         self.blocks: list[Block] = []
         for n, s in enumerate(starts_sorted):
@@ -113,8 +115,7 @@ class Cfg:
             self.blocks.append(Block(n, s, e, index_label.get(s)))
         self.block_of_index = {}
         for b in self.blocks:
-            for k in range(b.start, b.end):
-                self.block_of_index[k] = b.id
+            self.block_of_index.update(dict.fromkeys(range(b.start, b.end), b.id))
         start_block = {b.start: b.id for b in self.blocks}
         # Plain adjacency lists in edge insertion order: the analyses walk these, which costs far
         # less than networkx calls on graphs this small; :attr:`graph` builds the networkx view.

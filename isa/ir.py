@@ -301,7 +301,22 @@ class RegisterDecl:
     def expanded(self) -> list[str]:
         if self.count is None:
             return list(self.names)
-        return [f"{self.names[0]}{i}" for i in range(self.count)]
+        return _numbered(self.names[0], self.count)
+
+
+def _numbered(prefix: str, n: int) -> list[str]:
+    """``[f"{prefix}0", ..., f"{prefix}{n - 1}"]``, the names sliced from one list per prefix that
+    every declaration shares (a big module declares ``%r<N>`` in each of its thousands of kernels)."""
+    names = _NUMBERED.get(prefix)
+    if names is None or len(names) < n:
+        names = [f"{prefix}{i}" for i in range(n)]
+        if len(_NUMBERED) >= 1024:
+            _NUMBERED.clear()
+        _NUMBERED[prefix] = names
+    return names[:n]
+
+
+_NUMBERED: dict[str, list[str]] = {}
 
 
 @dataclass(frozen=True)
@@ -394,7 +409,9 @@ class Function:
     def statements(self) -> list[Statement]:
         """Every statement of the body in order, nested scopes flattened (:func:`walk`, done once:
         the views below and the analyses read this list)."""
-        return list(walk(self.body or ()))
+        out: list[Statement] = []
+        _flatten(self.body or (), out)
+        return out
 
     @cached_property
     def instructions(self) -> list[Instruction]:
@@ -627,6 +644,15 @@ def _scope_registers(body: tuple[Statement, ...], sid: int, out: dict[int, set[s
             out[sid].update(s.expanded() if s.count is not None else s.names)
         elif isinstance(s, Scope):
             _scope_registers(s.body, s.id, out)
+
+
+def _flatten(body: tuple[Statement, ...] | list[Statement], out: list[Statement]) -> None:
+    """Append what :func:`walk` yields to ``out`` (without a generator step per statement)."""
+    for s in body:
+        if isinstance(s, Scope):
+            _flatten(s.body, out)
+        else:
+            out.append(s)
 
 
 def walk(body: tuple[Statement, ...] | list[Statement]) -> Iterator[Statement]:

@@ -105,7 +105,7 @@ def written_registers(instr: Instruction, isa: str = "ptx") -> tuple[str, ...]:
     """The registers ``instr`` writes: ``registers(instr, isa).writes``, without the reads."""
     if isa == "ascend":
         return ()
-    return _ptx_writes()(instr)
+    return (_PTX_WRITES or _ptx_writes())(instr)
 
 
 def _ptx_writes():

@@ -197,41 +197,39 @@ def _operands(args: str, file: str, line: int, base: int) -> tuple:
         if shape is None:
             shape = _shape(piece)
         if shape.__class__ is tuple:        # a plain name, an integer or [name+offset]: most operands
-            kind, off, name = shape[0], shape[1], shape[2]
+            kind, off, name, value, text, cls, size = shape
             col = at + off
+            at += len(piece) + 1
             sp = _new(Span)
             sd = sp.__dict__
             sd["file"] = file
             sd["line"] = line
             sd["col"] = col
             sd["end_line"] = line
-            sd["end_col"] = col + len(name)
-            if kind == 1:                   # an integer: (1, offset, token text, value, text)
-                x = _new(_Immediate)
-                d = x.__dict__
-                d["value"] = shape[3]
+            sd["end_col"] = col + size
+            x = _new(cls)
+            d = x.__dict__
+            if kind == 1:                   # an integer
+                d["value"] = value
                 d["kind"] = "int"
-                d["text"] = shape[4]
+                d["text"] = text
                 d["span"] = sp
                 ops.append(x)
-                at += len(piece) + 1
                 continue
-            x = _new(_Register if name[0] == "%" else _Symbol)
-            d = x.__dict__
             d["name"] = name
-            if name[0] == "%":
+            if cls is _Register:
                 d["component"] = None
             d["span"] = sp
-            if kind == 2:                   # (2, offset of the name, name, address offset)
+            if kind == 2:                   # [name+offset]: value is the offset
                 a = _new(_Address)
                 ad = a.__dict__
                 ad.update(_ADDRESS_DEFAULTS)
                 ad["base"] = x
-                ad["offset"] = shape[3]
+                ad["offset"] = value
                 x = a
             ops.append(x)
-        else:
-            ops.append(_one(shape, file, line, at))
+            continue
+        ops.append(_one(shape, file, line, at))
         at += len(piece) + 1
     return tuple(ops)
 
@@ -241,7 +239,9 @@ _ADDRESS_DEFAULTS = {f.name: f.default for f in dataclasses.fields(ir.Address)}
 assert all(v is not dataclasses.MISSING for k, v in _ADDRESS_DEFAULTS.items() if k not in ("base",))
 
 
-#: operand text -> (offset, name) for a plain name, else its match (built by :func:`_one`)
+#: operand text -> ``(kind, offset of the token, token, value, text, class, token length)`` for a
+#: plain name (kind 0), an integer (1: its value and text) or ``[name+offset]`` (2: the offset),
+#: else its match (built by :func:`_one`)
 _SHAPES: dict = {}
 
 
@@ -254,14 +254,15 @@ def _shape(piece: str):
     n = g("n")
     if n is not None:
         if g("c") is None and g("p") is None and g("ps") is None and not (n[0] != "%" and n in _KEYWORDS):
-            shape = (0, m.start("n"), n)
+            shape = (0, m.start("n"), n, None, None, _Register if n[0] == "%" else _Symbol, len(n))
     elif g("i") is not None:
         t = g("i")
         shape = (1, m.start("i"), t, -_int(t) if g("minus") is not None else _int(t),
-                 "-" + t if g("minus") is not None else t)
+                 "-" + t if g("minus") is not None else t, _Immediate, len(t))
     elif g("an") is not None and not (g("an")[0] != "%" and g("an") in _KEYWORDS):
-        sign = g("sign")
-        shape = (2, m.start("an"), g("an"), 0 if sign is None else (_int(g("ao")) if sign == "+" else -_int(g("ao"))))
+        sign, n = g("sign"), g("an")
+        shape = (2, m.start("an"), n, 0 if sign is None else (_int(g("ao")) if sign == "+" else -_int(g("ao"))),
+                 None, _Register if n[0] == "%" else _Symbol, len(n))
     if len(_SHAPES) > 1 << 16:
         _SHAPES.clear()
     _SHAPES[piece] = shape
@@ -329,24 +330,44 @@ def _statement(m, file: str, line: int, split: dict, line_start: int):
     g = m.group
     op_text = g("op")
     if op_text is None and g("lf") is None:
+        # (each statement's fields filled in as its dataclass's __init__ fills them, in order)
         if g("label") is not None:          # a label alone on its line (the LABEL token, colon included)
             t = g("label")
             col = m.start("label") - line_start + 1
-            return ir.Label(t.rstrip(": \t"), span=_span(file, line, col, col + len(t)))
+            x = _new(ir.Label)              # ir.Label(name, span=...)
+            d = x.__dict__
+            d["name"] = t.rstrip(": \t")
+            d["span"] = _span(file, line, col, col + len(t))
+            return x
         typ = g("rt")                       # .reg .TYPE %name<N>;
         if typ in ("v2", "v4", "v8"):
             raise _Decline
         col = m.start("rn") - line_start + 1
-        return ir.RegisterDecl(typ, (g("rn"),), count=int(g("rc")), vector=None,
-                               span=_span(file, line, col, col + len(g("rn"))))
+        x = _new(ir.RegisterDecl)           # ir.RegisterDecl(typ, (name,), count=N, vector=None, span=...)
+        d = x.__dict__
+        d["type"] = typ
+        d["names"] = (g("rn"),)
+        d["count"] = int(g("rc"))
+        d["vector"] = None
+        d["span"] = _span(file, line, col, col + len(g("rn")))
+        return x
     if op_text is None:                     # .loc
         fname = g("fn")
         if fname is not None and g("fo") is not None:
             fname = f"{fname}+{g('fo')}"
-        inlined = None if g("i1") is None else (int(g("i1")), int(g("i2")), int(g("i3")))
-        sl = ir.SourceLoc(int(g("lf")), int(g("ll")), int(g("lc")), fname, inlined)
+        sl = _new(ir.SourceLoc)             # ir.SourceLoc(file, line, col, function name, inlined at)
+        d = sl.__dict__
+        d["file"] = int(g("lf"))
+        d["line"] = int(g("ll"))
+        d["col"] = int(g("lc"))
+        d["function_name"] = fname
+        d["inlined_at"] = None if g("i1") is None else (int(g("i1")), int(g("i2")), int(g("i3")))
         col = m.start("lf") - line_start + 1
-        return ir.Loc(sl, span=_span(file, line, col, col + len(g("lf"))))
+        x = _new(ir.Loc)                    # ir.Loc(source loc, span=...)
+        d = x.__dict__
+        d["loc"] = sl
+        d["span"] = _span(file, line, col, col + len(g("lf")))
+        return x
     parts = split.get(op_text)
     if parts is None:
         name, *mods = op_text.split(".")
@@ -356,7 +377,11 @@ def _statement(m, file: str, line: int, split: dict, line_start: int):
     col = op_col
     if g("guard") is not None:
         gcol = m.start("guard") - line_start + 1
-        guard = ir.Guard(g("guard"), g("neg") is not None, span=_span(file, line, gcol, gcol + len(g("guard"))))
+        guard = _new(ir.Guard)              # ir.Guard(register, negated, span=...)
+        d = guard.__dict__
+        d["register"] = g("guard")
+        d["negated"] = g("neg") is not None
+        d["span"] = _span(file, line, gcol, gcol + len(g("guard")))
         col = gcol
     args = g("args")
     ops = () if not args else _operands(args, file, line, m.start("args") - line_start + 1)

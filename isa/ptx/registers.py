@@ -133,6 +133,11 @@ def registers(ins: Instruction) -> RegisterUse:
     return RegisterUse(tuple(dict.fromkeys(reads)), tuple(dict.fromkeys(writes)))
 
 
+#: (opcode, modifiers) -> whether the opcode writes its first operand (:func:`_writes` of its
+#: canonical name): one lookup per instruction instead of resolving the opcode each time
+_WRITING: dict[tuple[str, tuple[str, ...]], bool] = {}
+
+
 def writes(ins: Instruction) -> tuple[str, ...]:
     """The registers one PTX instruction writes: ``registers(ins).writes``, without collecting
     what it reads (the analyzer's reaching definitions need only these)::
@@ -146,8 +151,14 @@ def writes(ins: Instruction) -> tuple[str, ...]:
     t = type(first)
     if t is not Register and not isinstance(first, (Register, Vector, Pair)):
         return ()
-    name = opcodes.split(ins)[0]
-    if not _writes(name, ins):
+    key = (ins.opcode, ins.modifiers)
+    writing = _WRITING.get(key)
+    if writing is None:
+        writing = _writes(opcodes.split(ins)[0], ins)
+        if len(_WRITING) >= 1 << 14:
+            _WRITING.clear()
+        _WRITING[key] = writing
+    if not writing:
         return ()
     if t is Register and first.component is None:       # the common case: one register
         name = first.name
