@@ -72,18 +72,19 @@ def _beside(module_path) -> tuple[str, str, str]:
 
 
 _BESIDE: dict = {}
-_MANIFESTS: dict[str, tuple[tuple[int, int], dict | None]] = {}
+_JSON: dict[str, tuple[tuple[int, int], dict | None]] = {}
 
 
-def _manifest(path: str) -> dict | None:
-    """The parsed manifest, read again only when the file's modification time or size changed
-    (analysing a corpus asks once per kernel; this process keeps one parse)."""
+def _json_dict(path: str) -> dict | None:
+    """The JSON object in ``path`` (a manifest, a Triton kernel's ``.json``), read again only when
+    the file's modification time or size changed (analysing a file asks once per kernel; this
+    process keeps one parse); ``None`` for a missing file, bad JSON or anything but an object."""
     try:
         st = os.stat(path)
     except OSError:
         return None
     stamp = (st.st_mtime_ns, st.st_size)
-    hit = _MANIFESTS.get(path)
+    hit = _JSON.get(path)
     if hit is not None and hit[0] == stamp:
         return hit[1]
     try:
@@ -93,12 +94,14 @@ def _manifest(path: str) -> dict | None:
         data = None
     if not isinstance(data, dict):
         data = None
-    _MANIFESTS[path] = (stamp, data)
+    if len(_JSON) >= 256:
+        _JSON.clear()
+    _JSON[path] = (stamp, data)
     return data
 
 
 def _manifest_names(path: str, kernel: str, manifest: str) -> list[str] | None:
-    data = _manifest(manifest)
+    data = _json_dict(manifest)
     if data is None:
         return None
     for e in data.get("entries", ()):
@@ -108,12 +111,10 @@ def _manifest_names(path: str, kernel: str, manifest: str) -> list[str] | None:
 
 
 def _triton_names(meta: str) -> list[str] | None:
-    if not paths.exists(meta):
-        return None
-    try:
-        with open(meta) as f:
-            data = json.loads(f.read())
-    except (OSError, ValueError):
+    """``arg_names`` of the Triton ``.json`` beside the PTX (read once per file, not per kernel: a
+    report written with ``-o X.json`` beside ``X.ptx`` is such a file, and big)."""
+    data = _json_dict(meta)
+    if data is None:
         return None
     names = data.get("arg_names")
     return list(names) if isinstance(names, list) else None

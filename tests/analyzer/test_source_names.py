@@ -73,3 +73,36 @@ def test_a_kernel_named_like_the_attribute_is_searched_for(tmp_path):
                    ".visible .entry __launch_bounds__(.param .u64 p)\n{\n ret;\n}\n")
     m = isa.load(ptx)
     assert params.source_names(m, m.kernels[0]) == [None]      # '256' names no parameter
+
+
+_TWO_KERNELS = (".version 8.0\n.target sm_90\n.address_size 64\n"
+                ".visible .entry a(.param .u64 a_param_0)\n{\n ret;\n}\n"
+                ".visible .entry b(.param .u64 b_param_0)\n{\n ret;\n}\n")
+
+
+def test_the_triton_json_beside_the_ptx_is_read_once_per_file(tmp_path, monkeypatch):
+    """A report written with ``-o k.json`` beside ``k.ptx`` (tens of MB for a big file) was parsed
+    again for every kernel of the next run on ``k.ptx``: 27 s of CPU on a 5 MB slice."""
+    import builtins
+    import json
+
+    import isa
+
+    (tmp_path / "k.json").write_text(json.dumps({"arg_names": ["x_ptr"], "pad": "y" * 1000}))
+    ptx = tmp_path / "k.ptx"
+    ptx.write_text(_TWO_KERNELS)
+    m = isa.load(ptx)
+    opened, real = [], builtins.open
+    monkeypatch.setattr(builtins, "open", lambda f, *a, **k: (opened.append(str(f)), real(f, *a, **k))[1])
+    assert [params.source_names(m, k) for k in m.kernels] == [["x_ptr"], ["x_ptr"]]
+    assert opened.count(str(tmp_path / "k.json")) <= 1
+
+
+def test_a_json_beside_the_ptx_that_is_not_an_object_names_nothing(tmp_path):
+    import isa
+
+    (tmp_path / "k.json").write_text("[1, 2, 3]")
+    ptx = tmp_path / "k.ptx"
+    ptx.write_text(_TWO_KERNELS)
+    m = isa.load(ptx)
+    assert params.source_names(m, m.kernels[1]) == [None]
