@@ -719,7 +719,23 @@ class SM:
                         while w:
                             g2, since2 = w[0]
                             if h0 is not None and (h0s < since2 or h0s == since2 and h0 < (r, since2, -1 - sp, v_)):
-                                break
+                                # the heap's first event comes before this warp's token. A stale one
+                                # (a token of an older version, a group event of a warp that left its
+                                # group: the main loop's tests) would only be popped there: it is
+                                # popped here and the warp tried again (about 0.5 M of the main loop's
+                                # iterations per replay of the hgemm_cp_async perf launch)
+                                g0 = h0[2]
+                                if g0 < 0:
+                                    stale = h0[3] != (v_ if g0 == -1 - sp else ver[-1 - g0])
+                                else:
+                                    bg = blocked[sp_of[g0]].get(h0[0]) if h0[3] == 0 else None
+                                    stale = h0[3] == 0 and (bg is None or bg[0] != (h0s, g0))
+                                if not stale:
+                                    break
+                                heappop(heap)
+                                h0 = heap[0] if heap and heap[0][0] <= r else None
+                                h0s = h0[1] if h0 is not None else 0.0
+                                continue
                             cur2 = cur[g2]
                             if cur2[4]:
                                 if not lsu_free:
