@@ -574,7 +574,7 @@ class SM:
                 g, since = heappop(slot_wait[sp])
                 ver[sp] += 1
                 tok = True          # the next waiting warp's token: pushed below unless this one issues
-                pc, acc, op, free, _ = cur[g]   # not free: a free instruction never waits for the slot
+                pc, acc, op, free, lsu1 = cur[g]   # not free: a free instruction never waits for the slot
             else:
                 tok = False
                 sp = sp_of[g]
@@ -588,7 +588,7 @@ class SM:
                     if not grp:
                         del blocked[sp][r]
                         grp = None
-                pc, acc, op, free, _ = cur[g]
+                pc, acc, op, free, lsu1 = cur[g]
                 if not free and sp_free[sp] > r:        # another warp has the issue slot
                     d = sp_free[sp] - r
                     ns += d
@@ -620,7 +620,9 @@ class SM:
                 tcur[0] = op                            # names the unit slices of this issue
             pn = op.pipe
             hv = None                                   # the FMA pipe's two halves, when op uses them
-            if pn is None or free:
+            if lsu1:                                    # one shared-memory part on the LSU pipe (_next)
+                u = sub[sp]["lsu"]
+            elif pn is None or free:
                 u = None
             elif pn == "fma" or pn == "fp16":
                 # the FMA pipe: two 16-lane halves per sub-partition. An FP32-rate op (FFMA, IMAD,
@@ -657,22 +659,26 @@ class SM:
                         item = heappushpop(heap, (fa, since, g, -1))
                     continue
             if acc is not None and not free:
-                wait, why = r, None
-                for part in acc:
-                    # IssueQueue.slot_at(r) is max(r, full_at), read here without a call (about 3 M
-                    # per replay of the hgemm_cp_async perf launch); wait >= r
-                    if part[0] == "s":
-                        at = mq[sp].full_at
-                        if at > wait:
-                            wait, why = at, "mio_throttle"
-                    elif part[0] == "g":
-                        at = lq[sp].full_at
-                        if at > wait:
-                            wait, why = at, "lg_throttle"
-                        if part[1] in ("store", "atomic"):
-                            at = sq.slot_at(r)
+                # IssueQueue.slot_at(r) is max(r, full_at), read here without a call (about 3 M
+                # per replay of the hgemm_cp_async perf launch); the one queue of an lsu1
+                # instruction is read without the loop (wait may then be below r: not full)
+                if lsu1:
+                    wait, why = mq[sp].full_at, "mio_throttle"
+                else:
+                    wait, why = r, None
+                    for part in acc:
+                        if part[0] == "s":
+                            at = mq[sp].full_at
+                            if at > wait:
+                                wait, why = at, "mio_throttle"
+                        elif part[0] == "g":
+                            at = lq[sp].full_at
                             if at > wait:
                                 wait, why = at, "lg_throttle"
+                            if part[1] in ("store", "atomic"):
+                                at = sq.slot_at(r)
+                                if at > wait:
+                                    wait, why = at, "lg_throttle"
                 if wait > r:
                     cyc[why] = cyc.get(why, 0.0) + (wait - r)
                     # join the warps blocked until ``wait``. The group's event (for its new first
