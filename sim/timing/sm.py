@@ -442,6 +442,10 @@ class SM:
         use_log = waits is not None and ids is not None
         gw_of: list = []                  # per warp: global warp id (with the log)
         deps_of: list = []                # per warp: its waits (position -> async issues), looked up once
+        # per warp: the next position with waits (-1: none left) and the later ones, last first, so
+        # that an issue compares its position instead of looking it up in deps_of
+        dpos: list = []
+        dlater: list = []
         adone: dict = {}                  # (global warp, position) of an async issue -> modelled completion
         # the MIO's per-sub-partition LSU instruction queues (entries: instructions, from issue until
         # the shared pipe or the L1 t-stage takes them): shared-memory instructions stall on
@@ -522,6 +526,8 @@ class SM:
                 reg_c.append([None] * nregs)
                 gw_of.append(ids[c] * self.wpc + w if use_log else None)
                 deps_of.append(waits.get(gw_of[-1]) or None if use_log else None)
+                dlater.append(sorted(deps_of[-1], reverse=True) if deps_of[-1] else [])
+                dpos.append(dlater[-1].pop() if dlater[-1] else -1)
                 cpg.append([0.0, []])
                 wgg.append([0.0, []])
                 vdone.append({})
@@ -709,7 +715,7 @@ class SM:
                         # Nothing is issued or pushed until the loop ends, so the heap's first
                         # event and the slot (sp_free) stay as they are: read once
                         h0 = heap[0] if heap and heap[0][0] <= r else None
-                        h0s = h0[1] if h0 is not None else 0.0
+                        h0s = h0[1] if h0 is not None else math.inf    # inf: no event before any token
                         # ... and so do the pipes and the queues: each queue is full until its
                         # full_at (IssueQueue.slot_at, read once). Each tried
                         # warp is one iteration here instead of one of the main loop; the common one
@@ -718,13 +724,14 @@ class SM:
                         # group joined are kept in locals and written back once: nothing else reads
                         # them until the loop ends, and the additions are the same, in the same order
                         subsp, qs_at, qg_at = sub[sp], mq[sp].full_at, lq[sp].full_at
-                        lsu_free = subsp["lsu"].free_at <= r
+                        # an lsu_only warp finds its pipe free and its queue full (it joins the group)
+                        lsu_full = subsp["lsu"].free_at <= r and qs_at > r
                         v_ = ver[sp]
                         cw, cv = None, 0.0      # cyc[cw] == cv, being added to
                         lw, lbw = None, None    # the group of the warps blocked until lw
                         while w:
                             g2, since2 = w[0]
-                            if h0 is not None and (h0s < since2 or h0s == since2 and h0 < (r, since2, -1 - sp, v_)):
+                            if since2 >= h0s and (since2 > h0s or h0 < (r, since2, -1 - sp, v_)):
                                 # the heap's first event comes before this warp's token. A stale one
                                 # (a token of an older version, a group event of a warp that left its
                                 # group: the main loop's tests) would only be popped there: it is
@@ -740,13 +747,11 @@ class SM:
                                     break
                                 heappop(heap)
                                 h0 = heap[0] if heap and heap[0][0] <= r else None
-                                h0s = h0[1] if h0 is not None else 0.0
+                                h0s = h0[1] if h0 is not None else math.inf
                                 continue
                             cur2 = cur[g2]
                             if cur2[4]:
-                                if not lsu_free:
-                                    break
-                                if qs_at <= r:
+                                if not lsu_full:
                                     break
                                 wait2, why2 = qs_at, "mio_throttle"
                             else:
@@ -1032,9 +1037,10 @@ class SM:
                         after, after_cause = d, "membar"
             if op.acquire and done > after:
                 after, after_cause = done, "long_scoreboard"
-            deps = deps_of[g]
-            if deps is not None:
-                deps = deps.get(ip[g])
+            if dpos[g] == ip[g]:
+                later = dlater[g]
+                dpos[g] = later.pop() if later else -1
+                deps = deps_of[g][ip[g]]
                 if deps:
                     w_ = max(adone.get(k_, 0.0) for k_ in deps)
                     if w_ > after:
