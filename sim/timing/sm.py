@@ -488,6 +488,7 @@ class SM:
         wgg: list = []
         vdone: list = []     # per warp: leader pc -> completion of its vector load
         drain: list = []     # per warp: when its last atomic is performed at L2 (its exit waits: drain)
+        wsince: list = []    # per warp waiting for the issue slot (slot_wait): when it became ready
         leaders = self.leaders
         heap: list = []
         sp_free = [0.0] * 4
@@ -532,6 +533,7 @@ class SM:
                 wgg.append([0.0, []])
                 vdone.append({})
                 drain.append(0.0)
+                wsince.append(0.0)
                 live[c] += 1
                 heapq.heappush(heap, (t, t, g, -1))
             if live[c] == 0:
@@ -541,8 +543,9 @@ class SM:
         while nxt < len(ctas) and free_slots:
             start_cta(nxt, 0.0)
             nxt += 1
-        # Warps that lost the issue slot wait in their sub-partition's heap ``slot_wait[sp]`` (by warp
-        # id) instead of being re-queued every cycle: all of them would be offered again at
+        # Warps that lost the issue slot wait in their sub-partition's heap ``slot_wait[sp]`` (of warp
+        # ids, their since in ``wsince``: about 5 M pushes and pops per replay of the hgemm_cp_async
+        # perf launch compare ints, not tuples) instead of being re-queued every cycle: all of them would be offered again at
         # ``sp_free[sp]``, lowest warp first, so one *token* (sp_free[sp], lowest waiting warp, -1 - sp,
         # version) in the event heap stands for them; a token is stale once its sub-partition's
         # version moved on. Each cycle a waiting warp waits is still charged to ``not_selected``.
@@ -564,7 +567,7 @@ class SM:
         # and re-queued once per freed slot (40.7 M pops per replay of the hgemm_cp_async perf launch).
         # An iteration that ends by pushing an event gets the next one with ``heappushpop`` (the pushed
         # event comes straight back when it is the earliest): the same order, one heap operation.
-        slot_wait: list = [[], [], [], []]
+        slot_wait: list = [[], [], [], []]       # heaps of warp ids; a waiting warp's since: wsince
         blocked: list = [{}, {}, {}, {}]
         ver = [0, 0, 0, 0]
         heappush, heappop, heappushpop, heapify = heapq.heappush, heapq.heappop, heapq.heappushpop, heapq.heapify
@@ -577,7 +580,8 @@ class SM:
                 if v != ver[sp]:
                     item = heappop(heap) if heap else None
                     continue
-                g, since = heappop(slot_wait[sp])
+                g = heappop(slot_wait[sp])
+                since = wsince[g]
                 ver[sp] += 1
                 tok = True          # the next waiting warp's token: pushed below unless this one issues
                 pc, acc, op, free, lsu1 = cur[g]   # not free: a free instruction never waits for the slot
@@ -599,24 +603,25 @@ class SM:
                     d = sp_free[sp] - r
                     ns += d
                     w = slot_wait[sp]
+                    wsince[g] = since
                     if grp is None:
-                        me = (g, since)
-                        if not w or me < w[0]:
+                        if not w or g < w[0]:
                             ver[sp] += 1
-                            heappush(w, me)
+                            heappush(w, g)
                             item = heappushpop(heap, (sp_free[sp], since, -1 - sp, ver[sp]))
                             continue
-                        heappush(w, me)
+                        heappush(w, g)
                     else:                               # the rest of the group: the same, at once
                         first = w[0] if w else None
-                        heappush(w, (g, since))
+                        heappush(w, g)
                         for since2, g2 in grp:
-                            heappush(w, (g2, since2))
+                            wsince[g2] = since2
+                            heappush(w, g2)
                             ns += d
                         del blocked[sp][r]
                         if first is None or w[0] < first:
                             ver[sp] += 1
-                            item = heappushpop(heap, (sp_free[sp], w[0][1], -1 - sp, ver[sp]))
+                            item = heappushpop(heap, (sp_free[sp], wsince[w[0]], -1 - sp, ver[sp]))
                             continue
                     item = heappop(heap) if heap else None
                     continue
@@ -660,7 +665,7 @@ class SM:
                         hv[0] = hv[1] = fa
                     if tok and slot_wait[sp]:
                         heappush(heap, (fa, since, g, -1))
-                        item = heappushpop(heap, (sp_free[sp], slot_wait[sp][0][1], -1 - sp, ver[sp]))
+                        item = heappushpop(heap, (sp_free[sp], wsince[slot_wait[sp][0]], -1 - sp, ver[sp]))
                     else:
                         item = heappushpop(heap, (fa, since, g, -1))
                     continue
@@ -730,7 +735,8 @@ class SM:
                         cw, cv = None, 0.0      # cyc[cw] == cv, being added to
                         lw, lbw = None, None    # the group of the warps blocked until lw
                         while w:
-                            g2, since2 = w[0]
+                            g2 = w[0]
+                            since2 = wsince[g2]
                             if since2 >= h0s and (since2 > h0s or h0 < (r, since2, -1 - sp, v_)):
                                 # the heap's first event comes before this warp's token. A stale one
                                 # (a token of an older version, a group event of a warp that left its
@@ -816,7 +822,7 @@ class SM:
                     if head is not None:
                         heappush(heap, (head[0], head[1][0], head[1][1], 0))
                     if tok and w:
-                        item = heappushpop(heap, (sp_free[sp], w[0][1], -1 - sp, ver[sp]))
+                        item = heappushpop(heap, (sp_free[sp], wsince[w[0]], -1 - sp, ver[sp]))
                     else:
                         item = heappop(heap)
                     continue
@@ -827,7 +833,7 @@ class SM:
                 if slot_wait[sp]:                       # the waiting warps wait one more cycle
                     ns += len(slot_wait[sp])
                     ver[sp] += 1
-                    heappush(heap, (t + 1.0, slot_wait[sp][0][1], -1 - sp, ver[sp]))
+                    heappush(heap, (t + 1.0, wsince[slot_wait[sp][0]], -1 - sp, ver[sp]))
             if u is not None:                           # Unit.reserve(t), inlined: u is free at t
                 occ = u.interval
                 u.free_at = t + occ
