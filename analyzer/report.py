@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import operator
 import re
-from collections import Counter, _count_elements
+from collections import Counter
 from dataclasses import dataclass, field
 
 from isa.errors import InputError
@@ -253,10 +253,12 @@ class KernelReport:
 
     @property
     def opcodes(self) -> dict[str, int]:
-        # counted by (opcode, modifiers), each spelled once (``Instruction.full_opcode``)
+        # counted by (opcode, modifiers), each spelled once, by one of its instructions
+        keys = list(map(_OPCODE_WORDS, self.instructions))
+        one = dict(zip(keys, self.instructions))
         c: Counter[str] = Counter()
-        for (op, mods), n in Counter(map(_OPCODE_WORDS, self.instructions)).items():
-            c[".".join((op,) + mods)] += n
+        for key, n in Counter(keys).items():
+            c[one[key].full_opcode] += n
         return dict(sorted(c.items()))
 
     @property
@@ -394,10 +396,6 @@ class KernelReport:
             for op in ins.operands:
                 t = type(op)
                 if t is Register or t is Immediate:
-                    continue
-                if t is Address and op.coords is None:     # the common case, as _symbols_of takes it
-                    if type(op.base) is Symbol:
-                        names.add(op.base.name)
                     continue
                 _symbols_of(op, names)
         return names
@@ -626,9 +624,7 @@ class KernelReport:
             if c.__class__ is not float or not (c * 1024.0).is_integer():
                 return None
             e = exact[b.start]
-            per_id: dict[int, int] = {}
-            _count_elements(per_id, ids_all[b.start:b.end])     # Counter's count, without a Counter
-            for i, m in per_id.items():
+            for i, m in Counter(ids_all[b.start:b.end]).items():
                 got = acc.get((i, e))
                 if got is None:
                     acc[(i, e)] = [by_id[i], c * m, e]
