@@ -543,17 +543,17 @@ class SM:
         while nxt < len(ctas) and free_slots:
             start_cta(nxt, 0.0)
             nxt += 1
-        # Warps that lost the issue slot wait in their sub-partition's heap ``slot_wait[sp]`` (of warp
-        # ids, their since in ``wsince``: about 5 M pushes and pops per replay of the hgemm_cp_async
-        # perf launch compare ints, not tuples) instead of being re-queued every cycle: all of them would be offered again at
-        # ``sp_free[sp]``, lowest warp first, so one *token* (sp_free[sp], lowest waiting warp, -1 - sp,
-        # version) in the event heap stands for them; a token is stale once its sub-partition's
-        # version moved on. Each cycle a waiting warp waits is still charged to ``not_selected``.
-        # Heap entries stay plain 4-tuples (one unpacking), ``(ready cycle, since, warp, -1)`` for a warp
-        # and ``(cycle, lowest waiting warp's since, -1 - sub-partition, version)`` for a token: about
-        # 11 M are built and popped per
-        # replay of the 2048^3 hgemm_cp_async perf launch, and a NamedTuple costs 6 to 8 times a tuple
-        # to build and 4 times to unpack (measured here, CPython 3.11); the streams they index are named
+        # Warps that lost the issue slot wait in their sub-partition's heap ``slot_wait[sp]`` of warp
+        # ids (the cycle each became ready in ``wsince``: about 5 M pushes and pops per replay of the
+        # hgemm_cp_async perf launch compare ints, not tuples) instead of being re-queued every cycle:
+        # all of them would be offered again at ``sp_free[sp]``, lowest warp first, so one *token* in
+        # the event heap stands for them; a token is stale once its sub-partition's version moved on.
+        # Each cycle a waiting warp waits is still charged to ``not_selected``.
+        # Heap entries stay plain 4-tuples (one unpacking), ``(ready cycle, since, warp, -1)`` for a
+        # warp and ``(cycle, lowest waiting warp's since, -1 - sub-partition, version)`` for a token:
+        # about 11 M are built and popped per replay of the 2048^3 hgemm_cp_async perf launch, and a
+        # NamedTuple costs 6 to 8 times a tuple to build and 4 times to unpack (measured here, CPython
+        # 3.11); the streams they index are named
         # (:class:`sim.timing.streams.WarpStream`, :class:`sim.timing.streams.Access`).
         #
         # Warps held back by a full queue (MIO/LSU issue queue, store queue) until cycle ``W`` wait in
@@ -570,7 +570,7 @@ class SM:
         slot_wait: list = [[], [], [], []]       # heaps of warp ids; a waiting warp's since: wsince
         blocked: list = [{}, {}, {}, {}]
         ver = [0, 0, 0, 0]
-        heappush, heappop, heappushpop, heapify = heapq.heappush, heapq.heappop, heapq.heappushpop, heapq.heapify
+        heappush, heappop, heappushpop = heapq.heappush, heapq.heappop, heapq.heappushpop
         ns = 0.0                                     # not_selected cycles
         item = heappop(heap) if heap else None
         while item is not None:
