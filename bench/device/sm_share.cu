@@ -11,29 +11,28 @@ __device__ __forceinline__ unsigned long long gtime() {
     rec[4 * blockIdx.x] = smid(); rec[4 * blockIdx.x + 1] = c0; rec[4 * blockIdx.x + 2] = c1; \
     rec[4 * blockIdx.x + 3] = (long long)g0; }
 
-extern "C" __global__ void copy_f4_p(const float4* src, float4* dst, int n4, int reps, long long* rec) {
-    PROBE_BEGIN
+// copy.cu's copy_f4 (CG false) and copy_f4_cg (CG true: loads marked .cg, __ldcg), one loop for both
+template <bool CG>
+__device__ __forceinline__ void copy_loop(const float4* src, float4* dst, int n4, int reps) {
     int stride = gridDim.x * blockDim.x;
     for (int r = 0; r < reps; ++r) {
         float fr = (float)r;
         for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += stride) {
-            float4 v = src[i];
+            float4 v = CG ? __ldcg(&src[i]) : src[i];
             dst[i] = make_float4(v.x + fr, v.y + fr, v.z + fr, v.w + fr);
         }
     }
+}
+
+extern "C" __global__ void copy_f4_p(const float4* src, float4* dst, int n4, int reps, long long* rec) {
+    PROBE_BEGIN
+    copy_loop<false>(src, dst, n4, reps);
     PROBE_END
 }
 
 extern "C" __global__ void copy_f4_cg_p(const float4* src, float4* dst, int n4, int reps, long long* rec) {
     PROBE_BEGIN
-    int stride = gridDim.x * blockDim.x;
-    for (int r = 0; r < reps; ++r) {
-        float fr = (float)r;
-        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += stride) {
-            float4 v = __ldcg(&src[i]);
-            dst[i] = make_float4(v.x + fr, v.y + fr, v.z + fr, v.w + fr);
-        }
-    }
+    copy_loop<true>(src, dst, n4, reps);
     PROBE_END
 }
 
