@@ -8,7 +8,10 @@ time (clock64 from the first CTA's entry to the last CTA's exit on that SM) as m
 how alike the SMs' ranking is from launch to launch (Spearman of two launches' per-SM busy times: near 1 a
 property of the SM or its place in the chip, near 0 chance); the same against the case with both buffers
 moved (``@+offset``: a property of the SM, not of the addresses, when it stays high); and the mean busy time of
-the SMs grouped by smid // 2 (a TPC) into the slowest and fastest groups.
+the SMs grouped by smid // 2 (a TPC) into the slowest and fastest groups. For the multi-pass copies, the
+duration of each pass (thread 0 of each CTA: clock64 from entry or the previous pass's end to this pass's end;
+median over CTAs and launches) and its ratio to the first pass: whether the passes after the first run at L2
+speed (the copies whose working set fits the L2) or stay at DRAM speed.
 """
 from __future__ import annotations
 
@@ -75,6 +78,24 @@ def main() -> int:
         slow = ", ".join(f"{k}:{v / mean.mean():.2f}" for v, k in t[-6:][::-1])
         fast = ", ".join(f"{k}:{v / mean.mean():.2f}" for v, k in t[:4])
         print(f"{key:26} slowest TPCs (smid//2: busy/mean) {slow}; fastest {fast}")
+    passes = {k: c for k, c in data.items() if c.get("pass_runs")}
+    if passes:
+        print()
+        print("per pass (thread 0 of each CTA; cycles, median over CTAs and launches; / pass 0), and the whole CTA")
+        print("with the per-pass records against without them (their cost):")
+    for key, case in passes.items():
+        durs, spans = [], []
+        for run in case["pass_runs"]:
+            rec = np.asarray(run["rec"], dtype=np.int64)
+            ends = np.asarray(run["pass"], dtype=np.int64)                    # CTAs x passes
+            starts = np.concatenate([rec[:, 1:2], ends[:, :-1]], axis=1)
+            durs.append(ends - starts)
+            spans.append(rec[:, 2] - rec[:, 1])
+        d = np.median(np.concatenate(durs), axis=0)
+        plain = np.median([np.median(np.asarray(r, dtype=np.int64)[:, 2] - np.asarray(r, dtype=np.int64)[:, 1])
+                           for r in case["runs"]])
+        cells = " ".join(f"{x:7.0f}" + (f" ({x / d[0]:.2f})" if i else "") for i, x in enumerate(d))
+        print(f"{key:26} {cells}   CTA {np.median(np.concatenate(spans)):.0f} vs {plain:.0f}")
     return 0
 
 
