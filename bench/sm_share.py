@@ -1,6 +1,6 @@
 """Which SMs are the slow ones in the L2/DRAM copies? (per-CTA records of bench/device/sm_share_truth.sh; issue #10)
 
-    python3 bench/sm_share.py [examples/h200/sm_share/sm_share.json]
+    python3 bench/sm_share.py [examples/h200/sm_share/sm_share.json] [--model]
 
 Every SM has the same work in these launches (2 or 8 CTAs of a grid-stride loop), yet ncu's
 sm__cycles_active max/avg is 1.18 for copy_l2/copy_l2_cg. Per case this prints, measured: the SMs' busy
@@ -11,18 +11,53 @@ moved (``@+offset``: a property of the SM, not of the addresses, when it stays h
 the SMs grouped by smid // 2 (a TPC) into the slowest and fastest groups. For the multi-pass copies, the
 duration of each pass (thread 0 of each CTA: clock64 from entry or the previous pass's end to this pass's end;
 median over CTAs and launches) and its ratio to the first pass: whether the passes after the first run at L2
-speed (the copies whose working set fits the L2) or stay at DRAM speed.
+speed (the copies whose working set fits the L2) or stay at DRAM speed. With ``--model``, the same per-pass
+figures from the timing model (modelled: ``kernlens run --timing h200 --trace`` of the examples/microbench
+launch; thread 0's warp in each CTA of the traced SM, the end of the issue of its last store of each pass).
 """
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
+import tempfile
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-PATH = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "examples" / "h200" / "sm_share" / "sm_share.json"
+ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
+PATH = Path(ARGS[0]) if ARGS else ROOT / "examples" / "h200" / "sm_share" / "sm_share.json"
+MODEL = "--model" in sys.argv
+
+
+def model_passes(name: str, reps: int) -> list[float]:
+    """Per-pass cycles in the timing model's trace of the microbenchmark ``name`` (modelled): for the warp
+    holding thread 0 of each CTA on the traced SM (warp 0 and 8 of the SM's 2 CTAs of 8 warps...), the end
+    of the issue of its last st.global of each pass, from cycle 0; the median over those warps."""
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = Path(tmp) / "t.json"
+        subprocess.run([sys.executable, "-m", "kernlens.cli", "run", "examples/microbench/ptx/copy.sm_90.ptx",
+                        "--launch", f"examples/microbench/manifest.json#{name}", "--timing", "h200",
+                        "--trace", str(trace)], cwd=ROOT, check=True, capture_output=True,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        ev = json.loads(trace.read_text())["traceEvents"]
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e.get("ph") == "M" and e["name"] == "thread_name"}
+    stores = defaultdict(list)
+    for e in ev:
+        if e.get("ph") == "X" and e.get("cat") == "issue" and e["name"].startswith("st.global"):
+            stores[(e["pid"], e["tid"])].append(e["args"]["start_cycle"] + e["args"]["cycles"])
+    per_warp = []
+    for key, ends in stores.items():
+        if int(names[key].split()[-1]) % 8:          # 8 warps per CTA: thread 0 is in warps 0, 8, 16...
+            continue
+        ends.sort()
+        k = len(ends) // reps
+        last = [ends[(r + 1) * k - 1] for r in range(reps)]
+        per_warp.append(np.diff([0.0] + last))
+    return list(np.median(per_warp, axis=0))
 
 
 def busy(run: list[list[int]]) -> dict[int, int]:
@@ -96,6 +131,10 @@ def main() -> int:
                            for r in case["runs"]])
         cells = " ".join(f"{x:7.0f}" + (f" ({x / d[0]:.2f})" if i else "") for i, x in enumerate(d))
         print(f"{key:26} {cells}   CTA {np.median(np.concatenate(spans)):.0f} vs {plain:.0f}")
+        if MODEL and "@+" not in key:
+            m = model_passes(key, case["reps"])
+            cells = " ".join(f"{x:7.0f}" + (f" ({x / m[0]:.2f})" if i else "") for i, x in enumerate(m))
+            print(f"{'  model (modelled)':26} {cells}")
     return 0
 
 
