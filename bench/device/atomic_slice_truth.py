@@ -2,13 +2,16 @@
 time of same-address atomics over hot lines at chosen distances, and bf16 conversion kernels, on the GPU of
 this machine. Needs numpy and cupy, and the cubin of bench/device/atomic_slice.cu (nvcc -cubin -arch=sm_90).
 
-    python3 atomic_slice_truth.py CUBIN probe OUTDIR CHUNK SMID   # slice_probe launches (run under ncu)
+    python3 atomic_slice_truth.py CUBIN probe OUTDIR CHUNK SMID   # slice_probe launches (run under ncu); SMID "all":
+                                                                   # the chunk from every SM 0-131 in turn
     python3 atomic_slice_truth.py CUBIN time OUTDIR               # hot_lines sweep, CUDA events -> OUTDIR/hot_lines.json
     python3 atomic_slice_truth.py CUBIN bf16 OUTDIR               # bf16 kernels, CUDA events -> OUTDIR/bf16.json (and under ncu)
 
 ``probe``: each launch gives the 20 lines of one group to one CTA on SM ``SMID``; warp j does 2^j warp-wide
 atomicAdd(1.0f) to its line, so a slice's lts__t_sectors_op_red (per instance) is 32 x a sum of distinct
 powers of two: the lines homed (or proxied) there. The groups of each chunk go to OUTDIR/probe_CHUNK_SMID.json.
+Chunk P (the first line of every 4 KiB of the first 4 MiB) maps the L2 partition of 4 KiB runs across two 2 MiB
+pages; chunk Q (20 of those lines) run from every SM says which SMs sit on which side of the partition.
 """
 from __future__ import annotations
 
@@ -30,6 +33,10 @@ def chunk_lines(name: str) -> list[int]:
         return list(range(1024, 2048))
     if name == "C":
         return list(range(2048, 4096))
+    if name == "P":     # the first line of every 4 KiB run of the first 4 MiB (two 2 MiB pages)
+        return [32 * k for k in range(1024)]
+    if name == "Q":     # 20 of P's lines, to be run from every SM
+        return [32 * k for k in range(K)]
     if name == "S":     # single and few-bit strides up to 1 GiB, then random lines of the 2 GiB buffer
         s = sorted({m << b for b in range(7, LINES_LOG2) for m in (1, 3, 5, 7) if (m << b) < (1 << LINES_LOG2)})
         rnd = np.random.default_rng(1).integers(4096, 1 << LINES_LOG2, 400).tolist()
@@ -43,23 +50,25 @@ def main() -> None:
     cubin, mode, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     mod = cp.RawModule(path=cubin)
     if mode == "probe":
-        chunk, smid = sys.argv[4], int(sys.argv[5])
+        chunk, which = sys.argv[4], sys.argv[5]
+        smids = range(132) if which == "all" else [int(which)]
         buf = cp.zeros(1 << (LINES_LOG2 + 5), dtype=cp.float32)
         flag = cp.zeros(1, dtype=cp.int32)
         fn = mod.get_function("slice_probe")
         lines = chunk_lines(chunk)
         groups = []
-        for g in range(0, len(lines), K):
-            grp = lines[g:g + K]
-            offs = cp.asarray(np.asarray(grp, dtype=np.int64) * 32)
-            flag.fill(0)
-            fn((132,), (32 * len(grp),), (buf, offs, np.int32(len(grp)), np.int32(smid), flag))
-            cp.cuda.Device().synchronize()
-            groups.append({"lines": grp, "smid_flag": int(flag.get()[0]) - 1})
-        (out / f"probe_{chunk}_{smid}.json").write_text(json.dumps(
-            {"chunk": chunk, "smid": smid, "buffer_ptr": int(buf.data.ptr), "weights": "warp j: 2^j x 32 red ops",
+        for smid in smids:
+            for g in range(0, len(lines), K):
+                grp = lines[g:g + K]
+                offs = cp.asarray(np.asarray(grp, dtype=np.int64) * 32)
+                flag.fill(0)
+                fn((132,), (32 * len(grp),), (buf, offs, np.int32(len(grp)), np.int32(smid), flag))
+                cp.cuda.Device().synchronize()
+                groups.append({"lines": grp, "smid": smid, "smid_flag": int(flag.get()[0]) - 1})
+        (out / f"probe_{chunk}_{which}.json").write_text(json.dumps(
+            {"chunk": chunk, "smid": which, "buffer_ptr": int(buf.data.ptr), "weights": "warp j: 2^j x 32 red ops",
              "groups": groups}))
-        print(f"probe {chunk} smid {smid}: {len(groups)} launches, buffer at {buf.data.ptr:#x}")
+        print(f"probe {chunk} smid {which}: {len(groups)} launches, buffer at {buf.data.ptr:#x}")
     elif mode == "time":
         buf = cp.zeros(1 << (LINES_LOG2 + 5), dtype=cp.float32)
         fn = mod.get_function("hot_lines")
