@@ -171,7 +171,7 @@ def import_paused(module: str) -> None:
 #: reaches by itself (``DEFAULT_MMAP_THRESHOLD_MAX`` on 64-bit systems, and twice that), and the padding
 #: (``M_TOP_PAD``, -2) by which the heap grows beyond a request (and which a trim keeps): the stretch
 #: :func:`huge_heap` marks for transparent huge pages
-MALLOC_SETTINGS = ((-3, 32 << 20), (-1, 64 << 20), (-2, 64 << 20))
+MALLOC_SETTINGS = ((-3, 32 << 20), (-1, 64 << 20), (-2, 32 << 20))
 #: a transparent huge page (x86-64, arm64 with 4 KiB pages), and ``madvise``'s ``MADV_HUGEPAGE`` (Linux)
 HUGE_PAGE = 2 << 20
 MADV_HUGEPAGE = 14
@@ -214,8 +214,10 @@ def huge_heap(libc) -> bool:
     mmap threshold, lists, dicts), which the kernel maps one 4 KiB page per fault; a stretch marked
     so is mapped 2 MiB at a time where the system's ``transparent_hugepage`` setting allows it
     (``madvise`` or ``always``; with ``never`` the mark does nothing). The memory is only reserved
-    until touched. Measured, a cold ``kernlens run`` of the 256^3 fp16 GEMM (warm cache, 20 runs
-    each, alternating): page faults 14,970 -> 4,860, CPU median 290 -> 276 ms, peak RSS 74 -> 77 MB
+    until touched. Measured, a cold ``kernlens run`` of the 256^3 fp16 GEMM (warm cache, main vs this,
+    20 runs each, alternating): page faults 14,930 -> 7,540, CPU median 277 -> 261 ms; of the 512^3
+    one unchanged (1.447 -> 1.444 s; a 64 MiB padding made it slower here, 1.40 -> 1.49 s: more
+    memory in fresh huge pages, which this VM's host backs lazily), peak RSS +1 MB
     (``tests/test_startup.py`` checks the mark and the faults)."""
     import ctypes
 
